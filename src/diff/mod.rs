@@ -1,0 +1,1 @@
+//! The change engine (to be written).

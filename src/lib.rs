@@ -1,0 +1,29 @@
+//! mcp-surface-ledger: watches remote MCP servers and records every change of their declared
+//! surface (server identity, tools, resources, prompts) in a ledger.
+//!
+//! # Layout
+//!
+//! - [`input`]: the Actor input as a Rust type, with defaults, ranges and messages naming each bad field.
+//! - [`targets`]: turns input URLs into usable targets or `BLOCKED_TARGET` verdicts.
+//! - [`net`]: the only HTTP client that talks to targets (address policy, pinned resolver,
+//!   manual redirects, byte cap).
+//! - [`mcp`]: the protocol client: JSON-RPC, SSE decoding, the protocol eras, the probe walk.
+//! - [`surface`]: the normalized surface model, canonical JSON (RFC 8785) and digests.
+//! - [`diff`]: change classes, severity rules and semantic grading of schema changes.
+//! - [`ledger`]: the stored baseline record and its merge rules.
+//! - [`platform`]: storage backends (local files, Apify API), charging, status messages.
+//! - [`report`]: the dataset rows exactly as specified.
+//! - [`run`]: the orchestration of one Actor run.
+//! - [`reason`]: the reason codes, mapped from every error in one place.
+
+pub mod diff;
+pub mod input;
+pub mod ledger;
+pub mod mcp;
+pub mod net;
+pub mod platform;
+pub mod reason;
+pub mod report;
+pub mod run;
+pub mod surface;
+pub mod targets;

@@ -1,0 +1,1 @@
+//! The MCP protocol client (to be written).

@@ -1,0 +1,226 @@
+//! The Apify local storage layout on disk (what `apify run` and the SDKs use).
+//!
+//! ```text
+//! <root>/key_value_stores/default/INPUT.json
+//! <root>/key_value_stores/mcp-tool-surface-ledger/<ledger_name>.json
+//! <root>/datasets/default/000000001.json, 000000002.json, ...
+//! ```
+//! Record files are named like the JS SDK does: key + extension of the content type. Every write
+//! goes to a temporary file in the same folder first and is then renamed over the target, so a
+//! crash leaves either the old or the new record, never a torn one.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
+
+/// Number of digits in a dataset item file name (`000000001.json`).
+const ITEM_NAME_DIGITS: usize = 9;
+
+/// Storage in the Apify local layout under one root folder.
+#[derive(Debug)]
+pub struct LocalStorage {
+    root: PathBuf,
+    next_item: AtomicU64,
+}
+
+impl LocalStorage {
+    /// Opens the layout under `root` and empties the default dataset, as `apify run` does.
+    /// Named stores (the ledger) and the default store's records are left alone.
+    pub fn open(root: impl Into<PathBuf>) -> Result<Self, StorageError> {
+        let root = root.into();
+        let dataset = root.join("datasets").join("default");
+        if dataset.exists() {
+            std::fs::remove_dir_all(&dataset).map_err(io("cannot empty the dataset", &dataset))?;
+        }
+        std::fs::create_dir_all(&dataset).map_err(io("cannot create", &dataset))?;
+        Ok(LocalStorage {
+            root,
+            next_item: AtomicU64::new(1),
+        })
+    }
+
+    /// The storage root, e.g. `./storage`.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn store_dir(&self, store: Store) -> PathBuf {
+        let name = match store {
+            Store::Default => "default",
+            Store::Ledger => LEDGER_STORE_NAME,
+        };
+        self.root.join("key_value_stores").join(name)
+    }
+
+    fn find_record(&self, store: Store, key: &str) -> Option<(PathBuf, String)> {
+        let dir = self.store_dir(store);
+        let candidates = [
+            (format!("{key}.json"), "application/json; charset=utf-8"),
+            (format!("{key}.html"), "text/html; charset=utf-8"),
+            (format!("{key}.txt"), "text/plain; charset=utf-8"),
+            (format!("{key}.bin"), "application/octet-stream"),
+            (key.to_string(), "application/json; charset=utf-8"),
+        ];
+        candidates
+            .into_iter()
+            .map(|(name, content_type)| (dir.join(name), content_type.to_string()))
+            .find(|(path, _)| path.is_file())
+    }
+}
+
+/// The file extension the JS SDK gives a record of this content type.
+fn extension_for(content_type: &str) -> &'static str {
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    match essence {
+        "application/json" => "json",
+        "text/html" => "html",
+        "text/plain" => "txt",
+        _ => "bin",
+    }
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
+    move |source| StorageError::Io {
+        action,
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary sibling and a rename (atomic on POSIX).
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StorageError> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let mut file = std::fs::File::create(&tmp).map_err(io("cannot write", &tmp))?;
+    file.write_all(bytes).map_err(io("cannot write", &tmp))?;
+    file.sync_all().map_err(io("cannot flush", &tmp))?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io("cannot replace", path))?;
+    Ok(())
+}
+
+impl Storage for LocalStorage {
+    async fn get_record(&self, store: Store, key: &str) -> Result<Option<Record>, StorageError> {
+        let Some((path, content_type)) = self.find_record(store, key) else {
+            return Ok(None);
+        };
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(io("cannot read", &path))?;
+        Ok(Some(Record {
+            bytes,
+            content_type,
+        }))
+    }
+
+    async fn put_record(
+        &self,
+        store: Store,
+        key: &str,
+        record: Record,
+    ) -> Result<(), StorageError> {
+        let ext = extension_for(&record.content_type);
+        let path = self.store_dir(store).join(format!("{key}.{ext}"));
+        tokio::task::spawn_blocking(move || write_atomically(&path, &record.bytes))
+            .await
+            .map_err(|e| StorageError::Io {
+                action: "cannot write",
+                path: key.to_string(),
+                source: std::io::Error::other(e),
+            })?
+    }
+
+    async fn push_items(&self, items: &[serde_json::Value]) -> Result<(), StorageError> {
+        let dir = self.root.join("datasets").join("default");
+        for item in items {
+            let index = self.next_item.fetch_add(1, Ordering::SeqCst);
+            let path = dir.join(format!("{index:0width$}.json", width = ITEM_NAME_DIGITS));
+            let bytes = serde_json::to_vec_pretty(item).map_err(|e| StorageError::Io {
+                action: "cannot serialize",
+                path: path.display().to_string(),
+                source: std::io::Error::other(e),
+            })?;
+            write_atomically(&path, &bytes)?;
+        }
+        Ok(())
+    }
+
+    async fn set_status_message(&self, message: &str, terminal: bool) -> Result<(), StorageError> {
+        if terminal {
+            tracing::info!(status = message, "final status");
+        } else {
+            tracing::debug!(status = message, "status");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn records_round_trip_and_dataset_is_emptied_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = LocalStorage::open(dir.path()).unwrap();
+        storage
+            .put_record(
+                Store::Ledger,
+                "DEFAULT",
+                Record::json(b"{\"a\":1}".to_vec()),
+            )
+            .await
+            .unwrap();
+        storage
+            .push_items(&[serde_json::json!({"n": 1}), serde_json::json!({"n": 2})])
+            .await
+            .unwrap();
+        let ledger_file = dir
+            .path()
+            .join("key_value_stores/mcp-tool-surface-ledger/DEFAULT.json");
+        assert!(ledger_file.is_file());
+        assert!(dir.path().join("datasets/default/000000002.json").is_file());
+
+        let reopened = LocalStorage::open(dir.path()).unwrap();
+        let record = reopened.get_record(Store::Ledger, "DEFAULT").await.unwrap();
+        assert_eq!(record.unwrap().bytes, b"{\"a\":1}");
+        assert!(!dir.path().join("datasets/default/000000001.json").exists());
+    }
+
+    #[tokio::test]
+    async fn input_is_found_with_or_without_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let kv = dir.path().join("key_value_stores/default");
+        std::fs::create_dir_all(&kv).unwrap();
+        std::fs::write(kv.join("MY_INPUT"), b"{}").unwrap();
+        let storage = LocalStorage::open(dir.path()).unwrap();
+        assert!(
+            storage
+                .get_record(Store::Default, "MY_INPUT")
+                .await
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            storage
+                .get_record(Store::Default, "INPUT")
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn extensions_follow_the_js_sdk() {
+        assert_eq!(extension_for("application/json; charset=utf-8"), "json");
+        assert_eq!(extension_for("text/html"), "html");
+        assert_eq!(extension_for("image/png"), "bin");
+    }
+}

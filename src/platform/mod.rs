@@ -1,0 +1,98 @@
+//! Where the Actor keeps its data: the key-value stores and the dataset.
+//!
+//! Two backends sit behind the [`Storage`] trait: the Apify local storage layout on disk (the
+//! embedded default, [`LocalStorage`]) and the Apify REST API (when `APIFY_IS_AT_HOME` is set).
+//! The rest of the crate only sees the trait.
+
+mod local;
+
+use std::future::Future;
+
+pub use local::LocalStorage;
+
+/// The named key-value store that holds the ledger records.
+pub const LEDGER_STORE_NAME: &str = "mcp-tool-surface-ledger";
+
+/// Which key-value store a record lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// The run's default store (INPUT, OUTPUT, REPORT).
+    Default,
+    /// The named store [`LEDGER_STORE_NAME`] that outlives runs.
+    Ledger,
+}
+
+/// A key-value record: its bytes and the content type they were stored with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The record's raw bytes.
+    pub bytes: Vec<u8>,
+    /// MIME type, e.g. `application/json` or `text/html`.
+    pub content_type: String,
+}
+
+impl Record {
+    /// A JSON record.
+    pub fn json(bytes: Vec<u8>) -> Self {
+        Record {
+            bytes,
+            content_type: "application/json; charset=utf-8".to_string(),
+        }
+    }
+}
+
+/// Failures of a storage backend. The message says what to check.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// A local file could not be read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done, e.g. "cannot write".
+        action: &'static str,
+        /// The file concerned.
+        path: String,
+        /// The operating-system error.
+        source: std::io::Error,
+    },
+    /// The platform API refused or failed a call.
+    #[error("Apify API {method} {path} failed: {message}")]
+    Api {
+        /// HTTP method of the failed call.
+        method: String,
+        /// API path of the failed call.
+        path: String,
+        /// The API's error type and message, or the transport error.
+        message: String,
+    },
+}
+
+/// The storage operations a run needs; implemented by the local and the platform backend.
+pub trait Storage: Send + Sync {
+    /// Reads a record, `None` if it does not exist.
+    fn get_record(
+        &self,
+        store: Store,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Record>, StorageError>> + Send;
+
+    /// Writes a record atomically (a reader sees the old or the new bytes, never a mix).
+    fn put_record(
+        &self,
+        store: Store,
+        key: &str,
+        record: Record,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Appends items to the run's default dataset, in order.
+    fn push_items(
+        &self,
+        items: &[serde_json::Value],
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
+    /// Sets the run's status message (a no-op locally, where it is only logged).
+    fn set_status_message(
+        &self,
+        message: &str,
+        terminal: bool,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+}

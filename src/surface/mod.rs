@@ -1,0 +1,1 @@
+//! The surface model, canonical JSON and digests (to be written).
