@@ -80,10 +80,11 @@ fn extension_for(content_type: &str) -> &'static str {
     }
 }
 
-fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + use<> {
+    let path = path.display().to_string();
     move |source| StorageError::Io {
         action,
-        path: path.display().to_string(),
+        path,
         source,
     }
 }
