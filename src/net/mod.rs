@@ -5,5 +5,6 @@
 //! **not** use this client (their base URL is operator configuration, not user input).
 
 mod client;
+pub mod policy;
 
 pub use client::{Client, HttpResponse, NetConfig, NetError};
