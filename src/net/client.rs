@@ -1,21 +1,71 @@
 //! The HTTP client for MCP targets.
 
+use std::error::Error as StdError;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use reqwest::header::HeaderMap;
+use reqwest::header::{self, HeaderMap};
+use reqwest::{Method, StatusCode};
 use url::Url;
 
-/// Settings of one run's target client. They come from the validated input.
+use super::body::{CappedBody, StreamingResponse};
+use super::policy::{self, Blocked, PolicyMode};
+use super::resolver::{Lookup, PinnedResolver, ResolveError, SystemLookup};
+use crate::reason::ReasonCode;
+
+/// Settings of one run's target client. They come from the validated input, except
+/// [`NetConfig::policy`], which only the operator sets.
 #[derive(Debug, Clone)]
 pub struct NetConfig {
-    /// Per-request timeout, including reading the body.
+    /// Time allowed for one request: every redirect hop and, for buffered calls, the body.
     pub request_timeout: Duration,
     /// Redirect hops followed for each request.
     pub max_redirects: u32,
     /// Per-response body cap in bytes.
     pub max_response_bytes: u64,
+    /// Which addresses may be contacted. Never taken from input.
+    pub policy: PolicyMode,
+    /// When not empty, only these hosts (and names under them) may be contacted, redirects
+    /// included. It narrows the policy and never widens it.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl NetConfig {
+    /// Settings with the public-only policy and no allow-list.
+    pub fn new(request_timeout: Duration, max_redirects: u32, max_response_bytes: u64) -> Self {
+        NetConfig {
+            request_timeout,
+            max_redirects,
+            max_response_bytes,
+            policy: PolicyMode::Public,
+            allowed_hosts: Vec::new(),
+        }
+    }
+
+    /// Applies the operator override: `true` lets loopback and private ranges through.
+    pub fn allow_private(mut self, allow: bool) -> Self {
+        self.policy = if allow {
+            PolicyMode::AllowPrivate
+        } else {
+            PolicyMode::Public
+        };
+        self
+    }
+
+    /// Restricts every request to these hosts and their subdomains.
+    pub fn allowed_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+}
+
+impl Default for NetConfig {
+    /// The input schema defaults: 20 s, 3 redirects, 2,000,000 bytes, public targets only.
+    fn default() -> Self {
+        NetConfig::new(Duration::from_secs(20), 3, 2_000_000)
+    }
 }
 
 /// What went wrong while talking HTTP to a target.
@@ -36,9 +86,50 @@ pub enum NetError {
         /// The cap that was hit.
         limit: u64,
     },
-    /// Any other transport failure.
+    /// The URL, a redirect hop or a resolved address is refused by the address policy.
+    /// Nothing was sent to the refused address.
+    #[error("{0}")]
+    Blocked(#[from] Blocked),
+    /// A redirect chain repeated a URL or was longer than `max_redirects`.
+    #[error("redirect loop after {hops} hops: {detail}")]
+    RedirectLoop {
+        /// Redirect responses seen, including the one that was not followed.
+        hops: u32,
+        /// What stopped the chain.
+        detail: String,
+    },
+    /// A 301/302/303 answered a request that is not a GET: following it would silently turn
+    /// the call into a GET, so it is reported instead.
+    #[error("refused to follow a {status} redirect of a {method} request to {location}")]
+    RedirectRefused {
+        /// The redirect status.
+        status: u16,
+        /// The method of the redirected request.
+        method: String,
+        /// Where the server wanted to send it.
+        location: String,
+    },
+    /// A redirect response had a `Location` that is not a usable URL.
+    #[error("invalid redirect location: {0}")]
+    BadRedirect(String),
+    /// Any other transport failure (reset connection, protocol error).
     #[error("HTTP failure: {0}")]
     Other(String),
+}
+
+impl NetError {
+    /// The reason code a server row gets when its request ends with this error.
+    pub fn reason_code(&self) -> ReasonCode {
+        match self {
+            NetError::Timeout(_) => ReasonCode::Timeout,
+            NetError::Dns(_) => ReasonCode::DnsFail,
+            NetError::Connect(_) | NetError::Other(_) => ReasonCode::ConnectFail,
+            NetError::TooLarge { .. } => ReasonCode::ResponseTooLarge,
+            NetError::Blocked(_) => ReasonCode::BlockedTarget,
+            NetError::RedirectLoop { .. } => ReasonCode::RedirectLoop,
+            NetError::RedirectRefused { .. } | NetError::BadRedirect(_) => ReasonCode::HttpError,
+        }
+    }
 }
 
 /// A response whose body has been read completely (within the cap).
@@ -57,12 +148,7 @@ pub struct HttpResponse {
 impl HttpResponse {
     /// The `Content-Type` without parameters, lower-cased, or `""`.
     pub fn content_type(&self) -> String {
-        self.headers
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .map(|v| v.trim().to_ascii_lowercase())
-            .unwrap_or_default()
+        content_type(&self.headers)
     }
 
     /// A header value as text, if present and printable.
@@ -71,7 +157,26 @@ impl HttpResponse {
     }
 }
 
-/// A keep-alive HTTP client for MCP targets.
+/// The media type of a `Content-Type` header, lower-cased, without parameters.
+pub(crate) fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// Headers that must never travel to another origin on a redirect.
+const ORIGIN_BOUND_HEADERS: [header::HeaderName; 3] = [
+    header::AUTHORIZATION,
+    header::COOKIE,
+    header::PROXY_AUTHORIZATION,
+];
+
+/// A keep-alive HTTP client for MCP targets. Every request it sends has passed the address
+/// policy: literal addresses before sending, names inside the pinned resolver, each redirect
+/// hop again, and the connected peer after the response.
 #[derive(Debug, Clone)]
 pub struct Client {
     inner: reqwest::Client,
@@ -79,15 +184,47 @@ pub struct Client {
 }
 
 impl Client {
-    /// Builds a client. Fails only if the TLS stack cannot be set up.
+    /// Builds a client that resolves through the operating system. Fails only if the TLS
+    /// stack cannot be set up.
     pub fn new(config: NetConfig) -> Result<Self, NetError> {
+        Self::with_lookup(config, Arc::new(SystemLookup))
+    }
+
+    /// Builds a client that resolves names through `lookup` (tests inject a table here).
+    pub fn with_lookup(config: NetConfig, lookup: Arc<dyn Lookup>) -> Result<Self, NetError> {
+        Self::build(config, lookup, Vec::new())
+    }
+
+    /// Test-only: like [`Client::with_lookup`], and also trusts the DER-encoded CA
+    /// certificate `root_der` next to the bundled roots. Input and environment can never
+    /// reach this.
+    #[doc(hidden)]
+    pub fn with_extra_root_for_tests(
+        config: NetConfig,
+        lookup: Arc<dyn Lookup>,
+        root_der: &[u8],
+    ) -> Result<Self, NetError> {
+        let root =
+            reqwest::Certificate::from_der(root_der).map_err(|e| NetError::Other(e.to_string()))?;
+        Self::build(config, lookup, vec![root])
+    }
+
+    fn build(
+        config: NetConfig,
+        lookup: Arc<dyn Lookup>,
+        extra_roots: Vec<reqwest::Certificate>,
+    ) -> Result<Self, NetError> {
+        let mut roots = bundled_roots()?;
+        roots.extend(extra_roots);
         let inner = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(PinnedResolver::new(lookup, config.policy))
+            .tls_certs_only(roots)
             .connect_timeout(config.request_timeout)
             .user_agent(concat!("mcp-surface-ledger/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| NetError::Other(e.to_string()))?;
+            .map_err(|e| NetError::Other(error_chain(&e)))?;
         Ok(Client { inner, config })
     }
 
@@ -103,64 +240,205 @@ impl Client {
         headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<HttpResponse, NetError> {
-        let request = self.inner.post(url.clone()).headers(headers).body(body);
-        self.execute(request).await
+        self.buffered(Method::POST, url, headers, Some(Bytes::from(body)))
+            .await
     }
 
     /// Sends a GET and reads the whole response within the cap.
     pub async fn get(&self, url: &Url, headers: HeaderMap) -> Result<HttpResponse, NetError> {
-        let request = self.inner.get(url.clone()).headers(headers);
-        self.execute(request).await
+        self.buffered(Method::GET, url, headers, None).await
     }
 
-    /// Sends a DELETE; the body is read and discarded.
+    /// Sends a DELETE; the body is read within the cap.
     pub async fn delete(&self, url: &Url, headers: HeaderMap) -> Result<HttpResponse, NetError> {
-        let request = self.inner.delete(url.clone()).headers(headers);
-        self.execute(request).await
+        self.buffered(Method::DELETE, url, headers, None).await
     }
 
-    async fn execute(&self, request: reqwest::RequestBuilder) -> Result<HttpResponse, NetError> {
+    /// Sends a GET and returns as soon as the headers arrive; the body is a capped stream
+    /// (for long-lived event streams). The timeout covers reaching the headers only; the
+    /// caller bounds how long it reads.
+    pub async fn get_stream(
+        &self,
+        url: &Url,
+        headers: HeaderMap,
+    ) -> Result<StreamingResponse, NetError> {
+        let timeout = self.config.request_timeout;
+        let response = tokio::time::timeout(timeout, self.send(Method::GET, url, headers, None))
+            .await
+            .map_err(|_| NetError::Timeout(timeout))??;
+        self.check_declared_length(&response)?;
+        Ok(StreamingResponse {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            final_url: response.url().clone(),
+            body: CappedBody::new(response.bytes_stream(), self.config.max_response_bytes),
+        })
+    }
+
+    async fn buffered(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: HeaderMap,
+        body: Option<Bytes>,
+    ) -> Result<HttpResponse, NetError> {
         let timeout = self.config.request_timeout;
         let work = async {
-            let response = request.send().await.map_err(classify)?;
-            read_capped(response, self.config.max_response_bytes).await
+            let response = self.send(method, url, headers, body).await?;
+            self.check_declared_length(&response)?;
+            let status = response.status().as_u16();
+            let headers = response.headers().clone();
+            let final_url = response.url().clone();
+            let mut stream =
+                CappedBody::new(response.bytes_stream(), self.config.max_response_bytes);
+            let mut body = Vec::new();
+            while let Some(chunk) = stream.next().await {
+                body.extend_from_slice(&chunk?);
+            }
+            Ok(HttpResponse {
+                status,
+                headers,
+                body: Bytes::from(body),
+                final_url,
+            })
         };
         tokio::time::timeout(timeout, work)
             .await
             .map_err(|_| NetError::Timeout(timeout))?
     }
-}
 
-async fn read_capped(response: reqwest::Response, limit: u64) -> Result<HttpResponse, NetError> {
-    if response.content_length().is_some_and(|len| len > limit) {
-        return Err(NetError::TooLarge { limit });
-    }
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let final_url = response.url().clone();
-    let mut body = Vec::new();
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(classify)?;
-        if body.len() as u64 + chunk.len() as u64 > limit {
-            return Err(NetError::TooLarge { limit });
+    fn check_declared_length(&self, response: &reqwest::Response) -> Result<(), NetError> {
+        let limit = self.config.max_response_bytes;
+        match response.content_length() {
+            Some(len) if len > limit => Err(NetError::TooLarge { limit }),
+            _ => Ok(()),
         }
-        body.extend_from_slice(&chunk);
     }
-    Ok(HttpResponse {
-        status,
-        headers,
-        body: Bytes::from(body),
-        final_url,
-    })
+
+    /// Sends one request and follows redirects by hand, checking every hop.
+    async fn send(
+        &self,
+        method: Method,
+        url: &Url,
+        mut headers: HeaderMap,
+        mut body: Option<Bytes>,
+    ) -> Result<reqwest::Response, NetError> {
+        let max = self.config.max_redirects;
+        let mut current = url.clone();
+        let mut visited = vec![current.clone()];
+        let mut hops: u32 = 0;
+        loop {
+            policy::check_url(&current, self.config.policy, &self.config.allowed_hosts)?;
+            let mut request = self
+                .inner
+                .request(method.clone(), current.clone())
+                .headers(headers.clone());
+            if let Some(bytes) = &body {
+                request = request.body(bytes.clone());
+            }
+            let response = request
+                .send()
+                .await
+                .map_err(|e| classify(e, self.config.request_timeout))?;
+            self.check_peer(&response)?;
+
+            let Some(next) = redirect_target(&response, &current)? else {
+                return Ok(response);
+            };
+            let status = response.status();
+            hops += 1;
+            if visited.contains(&next) {
+                return Err(NetError::RedirectLoop {
+                    hops,
+                    detail: format!("{next} was already visited"),
+                });
+            }
+            if hops > max {
+                return Err(NetError::RedirectLoop {
+                    hops,
+                    detail: format!("more than max_redirects ({max}); next hop would be {next}"),
+                });
+            }
+            if !keeps_method(status) {
+                if method != Method::GET && method != Method::HEAD {
+                    return Err(NetError::RedirectRefused {
+                        status: status.as_u16(),
+                        method: method.to_string(),
+                        location: next.to_string(),
+                    });
+                }
+                // A GET or HEAD stays what it is; it never had a body to resend.
+                body = None;
+            }
+            if current.origin() != next.origin() {
+                for name in &ORIGIN_BOUND_HEADERS {
+                    headers.remove(name);
+                }
+            }
+            visited.push(next.clone());
+            current = next;
+        }
+    }
+
+    /// Defence in depth: the address actually connected to must pass the policy too.
+    fn check_peer(&self, response: &reqwest::Response) -> Result<(), NetError> {
+        match response.remote_addr() {
+            Some(peer) => Ok(policy::is_allowed(peer.ip(), self.config.policy)?),
+            None => Ok(()),
+        }
+    }
 }
 
-fn classify(error: reqwest::Error) -> NetError {
+/// The bundled Mozilla roots: the image needs no CA store and results do not depend on the host.
+fn bundled_roots() -> Result<Vec<reqwest::Certificate>, NetError> {
+    webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .map(|der| reqwest::Certificate::from_der(der.as_ref()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| NetError::Other(format!("bundled root certificate rejected: {e}")))
+}
+
+/// 307 and 308 keep method and body; 301, 302 and 303 do not.
+fn keeps_method(status: StatusCode) -> bool {
+    status == StatusCode::TEMPORARY_REDIRECT || status == StatusCode::PERMANENT_REDIRECT
+}
+
+/// Where a redirect response points, or `None` when the response is not a redirect to follow.
+fn redirect_target(response: &reqwest::Response, current: &Url) -> Result<Option<Url>, NetError> {
+    let status = response.status();
+    let followed = [
+        StatusCode::MOVED_PERMANENTLY,
+        StatusCode::FOUND,
+        StatusCode::SEE_OTHER,
+        StatusCode::TEMPORARY_REDIRECT,
+        StatusCode::PERMANENT_REDIRECT,
+    ];
+    if !followed.contains(&status) {
+        return Ok(None);
+    }
+    let Some(location) = response.headers().get(header::LOCATION) else {
+        return Ok(None);
+    };
+    let location = location
+        .to_str()
+        .map_err(|_| NetError::BadRedirect("Location is not printable text".to_string()))?;
+    let next = current
+        .join(location)
+        .map_err(|e| NetError::BadRedirect(format!("{location:?}: {e}")))?;
+    Ok(Some(next))
+}
+
+/// Maps a reqwest error to a [`NetError`], recognising the pinned resolver's refusals.
+pub(crate) fn classify(error: reqwest::Error, timeout: Duration) -> NetError {
+    if let Some(resolve) = find_source::<ResolveError>(&error) {
+        return match resolve {
+            ResolveError::Blocked(blocked) => NetError::Blocked(blocked.clone()),
+            other => NetError::Dns(other.to_string()),
+        };
+    }
     let text = error_chain(&error);
     if error.is_timeout() {
-        NetError::Other(text)
-    } else if text.contains("dns error") || text.contains("failed to lookup") {
-        NetError::Dns(text)
+        NetError::Timeout(timeout)
     } else if error.is_connect() {
         NetError::Connect(text)
     } else {
@@ -168,7 +446,19 @@ fn classify(error: reqwest::Error) -> NetError {
     }
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+/// The first error of type `T` in the `source()` chain of `error`.
+fn find_source<'a, T: StdError + 'static>(error: &'a (dyn StdError + 'static)) -> Option<&'a T> {
+    let mut current = Some(error);
+    while let Some(inner) = current {
+        if let Some(found) = inner.downcast_ref::<T>() {
+            return Some(found);
+        }
+        current = inner.source();
+    }
+    None
+}
+
+fn error_chain(error: &dyn StdError) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(inner) = source {
@@ -177,4 +467,77 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_has_its_reason_code() {
+        let blocked = Blocked::Credentials;
+        let cases = [
+            (
+                NetError::Timeout(Duration::from_secs(1)),
+                ReasonCode::Timeout,
+            ),
+            (NetError::Dns("x".into()), ReasonCode::DnsFail),
+            (NetError::Connect("x".into()), ReasonCode::ConnectFail),
+            (
+                NetError::TooLarge { limit: 1 },
+                ReasonCode::ResponseTooLarge,
+            ),
+            (NetError::Blocked(blocked), ReasonCode::BlockedTarget),
+            (
+                NetError::RedirectLoop {
+                    hops: 4,
+                    detail: "x".into(),
+                },
+                ReasonCode::RedirectLoop,
+            ),
+            (
+                NetError::RedirectRefused {
+                    status: 302,
+                    method: "POST".into(),
+                    location: "x".into(),
+                },
+                ReasonCode::HttpError,
+            ),
+            (NetError::BadRedirect("x".into()), ReasonCode::HttpError),
+            (NetError::Other("x".into()), ReasonCode::ConnectFail),
+        ];
+        for (error, code) in cases {
+            assert_eq!(error.reason_code(), code, "{error}");
+        }
+    }
+
+    #[test]
+    fn redirect_loop_message_carries_the_hop_count() {
+        let error = NetError::RedirectLoop {
+            hops: 4,
+            detail: "more than max_redirects (3)".into(),
+        };
+        assert!(error.to_string().contains("4 hops"), "{error}");
+    }
+
+    #[test]
+    fn config_builders_set_policy_and_allow_list() {
+        let config = NetConfig::new(Duration::from_secs(5), 2, 1000)
+            .allow_private(true)
+            .allowed_hosts(vec!["example.com".into()]);
+        assert_eq!(config.policy, PolicyMode::AllowPrivate);
+        assert_eq!(config.allowed_hosts, vec!["example.com".to_string()]);
+        assert_eq!(
+            config.clone().allow_private(false).policy,
+            PolicyMode::Public
+        );
+        assert_eq!(NetConfig::default().policy, PolicyMode::Public);
+    }
+
+    #[test]
+    fn client_builds_with_bundled_roots() {
+        assert!(bundled_roots().unwrap().len() > 50);
+        let client = Client::new(NetConfig::default()).unwrap();
+        assert_eq!(client.config().max_redirects, 3);
+    }
 }
