@@ -9,6 +9,8 @@
 //!
 //! Without `unshare` (or the privilege to use it) the tests print a note and skip.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
