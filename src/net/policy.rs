@@ -280,7 +280,7 @@ impl fmt::Display for AddressRefusal {
         if let Some(embedded) = self.embedded {
             write!(f, " (carries IPv4 {embedded})")?;
         }
-        write!(f, " is {} address space ({})", self.label, self.range)
+        write!(f, ", which is in {} space {}", self.label, self.range)
     }
 }
 
@@ -850,6 +850,28 @@ mod tests {
                 "{input} with {entries:?}: {result:?}"
             );
         }
+    }
+
+    #[test]
+    fn messages_say_what_was_refused_and_why() {
+        let literal = is_allowed("127.0.0.1".parse().unwrap(), PolicyMode::Public).unwrap_err();
+        assert_eq!(
+            literal.to_string(),
+            "refused address 127.0.0.1, which is in loopback space 127.0.0.0/8"
+        );
+        let Blocked::Address(refusal) =
+            is_allowed("10.0.0.5".parse().unwrap(), PolicyMode::Public).unwrap_err()
+        else {
+            panic!("expected an address refusal");
+        };
+        let resolved = Blocked::Resolved {
+            host: "db.example".into(),
+            refusal,
+        };
+        assert_eq!(
+            resolved.to_string(),
+            "refused host db.example: it resolves to 10.0.0.5, which is in private (RFC 1918) space 10.0.0.0/8"
+        );
     }
 
     #[test]
