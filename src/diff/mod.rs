@@ -1,1 +1,17 @@
-//! The change engine (to be written).
+//! The change engine: compares two surfaces and produces graded change records. Pure: no I/O.
+//!
+//! Severity rules (seed 000, plus ours): authentication change high; destructive hint turning
+//! on (including an explicit `false` that stops being declared) high, turning off medium;
+//! losing `readOnlyHint: true` high; tool added or removed, input schema and open-world hint
+//! medium; output schema medium (ours); everything else low, including server instructions
+//! (ours) and any schema change graded `notation`.
+
+pub mod auth;
+pub mod change;
+pub mod class;
+pub mod grade;
+
+pub use auth::{AuthState, ToolDiffDecision, compare_auth, tool_diff_decision};
+pub use change::{Change, compare, sort_changes};
+pub use class::{ChangeClass, Compatibility, Severity, UnknownChangeClass};
+pub use grade::{Grade, SchemaRole, grade_schema_change};

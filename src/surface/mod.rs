@@ -1,1 +1,277 @@
-//! The surface model, canonical JSON and digests (to be written).
+//! The normalized surface of one MCP server: identity, tools (raw JSON kept), canonical JSON
+//! (RFC 8785) and the digests over it. Pure: no I/O.
+//!
+//! Invariants of a [`Surface`]:
+//! - `tools` is sorted by name (UTF-16 order, as in canonical JSON) and holds each name once;
+//!   a repeated name keeps its first occurrence and is listed in `duplicate_tool_names`;
+//! - every tool's raw JSON has a canonical form (nesting at most [`canon::MAX_DEPTH`]);
+//! - entries that are not tools (not an object, no string `name`, too deep) are never dropped
+//!   silently: they are listed in `invalid_tools`.
+
+pub mod annotations;
+pub mod canon;
+pub mod digest;
+pub mod listing;
+pub mod tool;
+
+pub use annotations::EffectiveAnnotations;
+pub use canon::{CanonError, canonicalize};
+pub use digest::{DIGEST_ALGORITHM, hash_value, sha256_hex, try_hash_value};
+pub use listing::{Prompt, Resource, prompts_from_list_result, resources_from_list_result};
+pub use tool::{Tool, ToolDigests};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// Why a list result could not be read at all.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SurfaceError {
+    /// The JSON-RPC `result` is not an object.
+    #[error("list result is not a JSON object")]
+    ResultNotObject,
+    /// The result has no array under the expected key.
+    #[error("list result has no `{0}` array")]
+    MissingArray(&'static str),
+}
+
+/// Who the server says it is (from `initialize` or `server/discover`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct ServerIdentity {
+    /// `serverInfo.name`.
+    pub name: Option<String>,
+    /// `serverInfo.title`.
+    pub title: Option<String>,
+    /// `serverInfo.version`.
+    pub version: Option<String>,
+    /// The negotiated protocol revision.
+    pub protocol_version: Option<String>,
+    /// The server's `instructions` text.
+    pub instructions: Option<String>,
+}
+
+/// A `tools` entry that is not a usable tool. It is reported, never silently dropped.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct InvalidTool {
+    /// Position in the concatenated `tools` arrays of all pages.
+    pub index: usize,
+    /// The `name` field when it is a string.
+    pub name: Option<String>,
+    /// What is wrong with the entry.
+    pub reason: InvalidToolReason,
+}
+
+/// What makes a `tools` entry unusable.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidToolReason {
+    /// The entry is not a JSON object.
+    NotAnObject,
+    /// The entry has no string `name`.
+    MissingName,
+    /// The entry nests deeper than [`canon::MAX_DEPTH`] and has no canonical form.
+    TooDeep,
+}
+
+/// The declared surface of one server as read in one run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+pub struct Surface {
+    /// Who the server says it is.
+    pub identity: ServerIdentity,
+    /// The tools, sorted by name, one per name.
+    pub tools: Vec<Tool>,
+    /// Names served more than once (each listed once, sorted); the first occurrence is kept.
+    pub duplicate_tool_names: Vec<String>,
+    /// Entries of the `tools` arrays that are not usable tools.
+    pub invalid_tools: Vec<InvalidTool>,
+}
+
+impl Surface {
+    /// Builds a surface from the concatenated `tools` arrays of all `tools/list` pages.
+    ///
+    /// Never fails on bad entries (they land in `invalid_tools`); the `Result` is kept so the
+    /// signature matches [`Surface::from_tools_list_result`].
+    pub fn from_tools(
+        identity: ServerIdentity,
+        tools: Vec<Value>,
+    ) -> Result<Surface, SurfaceError> {
+        let mut seen = HashSet::new();
+        let mut duplicates = Vec::new();
+        let mut kept = Vec::new();
+        let mut invalid = Vec::new();
+        for (index, raw) in tools.into_iter().enumerate() {
+            let name = raw.get("name").and_then(Value::as_str).map(str::to_owned);
+            let reason = if !raw.is_object() {
+                Some(InvalidToolReason::NotAnObject)
+            } else if name.is_none() {
+                Some(InvalidToolReason::MissingName)
+            } else if canon::check_depth(&raw).is_err() {
+                Some(InvalidToolReason::TooDeep)
+            } else {
+                None
+            };
+            match (reason, name) {
+                (None, Some(name)) => {
+                    if seen.insert(name.clone()) {
+                        kept.push(Tool { name, raw });
+                    } else if !duplicates.contains(&name) {
+                        duplicates.push(name);
+                    }
+                }
+                (reason, name) => invalid.push(InvalidTool {
+                    index,
+                    name,
+                    reason: reason.unwrap_or(InvalidToolReason::MissingName),
+                }),
+            }
+        }
+        kept.sort_by(|a, b| canon::cmp_utf16(&a.name, &b.name));
+        duplicates.sort_by(|a, b| canon::cmp_utf16(a, b));
+        Ok(Surface {
+            identity,
+            tools: kept,
+            duplicate_tool_names: duplicates,
+            invalid_tools: invalid,
+        })
+    }
+
+    /// Builds a surface from one `tools/list` result object (`{"tools": [...], ...}`).
+    pub fn from_tools_list_result(
+        identity: ServerIdentity,
+        result: &Value,
+    ) -> Result<Surface, SurfaceError> {
+        let tools = listing::list_items(result, "tools")?;
+        Self::from_tools(identity, tools.clone())
+    }
+
+    /// Digest of the whole tool surface: the hash of the array of raw tool objects in name
+    /// order, so the order in which the server lists tools does not matter.
+    pub fn tool_digest(&self) -> String {
+        let tools: Vec<Value> = self.tools.iter().map(|t| t.raw.clone()).collect();
+        hash_value(&Value::Array(tools))
+    }
+
+    /// The tool with this name.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools
+            .binary_search_by(|t| canon::cmp_utf16(&t.name, name))
+            .ok()
+            .map(|i| &self.tools[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn names(s: &Surface) -> Vec<&str> {
+        s.tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    #[test]
+    fn tools_are_sorted_and_found_by_name() {
+        let s = Surface::from_tools(
+            ServerIdentity::default(),
+            vec![
+                json!({"name": "b"}),
+                json!({"name": "a", "x": 1}),
+                json!({"name": "c"}),
+            ],
+        )
+        .unwrap();
+        assert_eq!(names(&s), ["a", "b", "c"]);
+        assert_eq!(s.tool("a").unwrap().raw["x"], 1);
+        assert!(s.tool("zz").is_none());
+    }
+
+    #[test]
+    fn duplicates_keep_the_first_and_are_reported() {
+        let s = Surface::from_tools(
+            ServerIdentity::default(),
+            vec![
+                json!({"name": "a", "description": "first"}),
+                json!({"name": "a", "description": "second"}),
+                json!({"name": "a", "description": "third"}),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.tools.len(), 1);
+        assert_eq!(s.tool("a").unwrap().description(), Some("first"));
+        assert_eq!(s.duplicate_tool_names, ["a"]);
+    }
+
+    #[test]
+    fn invalid_entries_are_reported_not_dropped() {
+        let mut deep = json!(1);
+        for _ in 0..canon::MAX_DEPTH {
+            deep = json!([deep]);
+        }
+        let s = Surface::from_tools(
+            ServerIdentity::default(),
+            vec![
+                json!(5),
+                json!({"description": "no name"}),
+                json!({"name": 3}),
+                json!({"name": "deep", "x": deep}),
+                json!({"name": "ok"}),
+            ],
+        )
+        .unwrap();
+        assert_eq!(names(&s), ["ok"]);
+        let reasons: Vec<_> = s
+            .invalid_tools
+            .iter()
+            .map(|i| (i.index, i.reason))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                (0, InvalidToolReason::NotAnObject),
+                (1, InvalidToolReason::MissingName),
+                (2, InvalidToolReason::MissingName),
+                (3, InvalidToolReason::TooDeep),
+            ]
+        );
+        assert_eq!(s.invalid_tools[3].name.as_deref(), Some("deep"));
+    }
+
+    #[test]
+    fn tool_digest_ignores_listing_order_but_sees_content() {
+        let a = Surface::from_tools(
+            ServerIdentity::default(),
+            vec![json!({"name": "a"}), json!({"name": "b"})],
+        )
+        .unwrap();
+        let b = Surface::from_tools(
+            ServerIdentity::default(),
+            vec![json!({"name": "b"}), json!({"name": "a"})],
+        )
+        .unwrap();
+        let c = Surface::from_tools(
+            ServerIdentity::default(),
+            vec![json!({"name": "b"}), json!({"name": "a", "title": "x"})],
+        )
+        .unwrap();
+        assert_eq!(a.tool_digest(), b.tool_digest());
+        assert_ne!(a.tool_digest(), c.tool_digest());
+    }
+
+    #[test]
+    fn list_result_parsing() {
+        let s = Surface::from_tools_list_result(
+            ServerIdentity::default(),
+            &json!({"tools": [{"name": "a"}], "nextCursor": "n"}),
+        )
+        .unwrap();
+        assert_eq!(names(&s), ["a"]);
+        assert_eq!(
+            Surface::from_tools_list_result(ServerIdentity::default(), &json!({"tool": []})),
+            Err(SurfaceError::MissingArray("tools"))
+        );
+        assert_eq!(
+            Surface::from_tools_list_result(ServerIdentity::default(), &json!(null)),
+            Err(SurfaceError::ResultNotObject)
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! The change vocabulary: classes, severities and schema compatibility grades.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// What kind of surface change a record describes. The snake_case names are interface (they
+/// appear verbatim in `alert_on` and in change rows).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeClass {
+    /// The server offers a tool it did not offer before.
+    ToolAdded,
+    /// A tool the server offered is gone.
+    ToolRemoved,
+    /// A tool's `inputSchema` changed.
+    InputSchemaChanged,
+    /// A tool's effective `destructiveHint` changed.
+    DestructiveHintChanged,
+    /// The server started or stopped demanding authentication (or allowing the anonymous listing).
+    AuthRequirementChanged,
+    /// A tool's effective `readOnlyHint` changed.
+    ReadOnlyHintChanged,
+    /// A tool's effective `openWorldHint` changed.
+    OpenWorldHintChanged,
+    /// A tool's `description` text changed.
+    ToolDescriptionChanged,
+    /// `serverInfo.version` changed.
+    ServerVersionChanged,
+    /// A tool's `outputSchema` changed (ours: the result contract a client parses).
+    OutputSchemaChanged,
+    /// The server's `instructions` text changed (ours).
+    ServerInstructionsChanged,
+}
+
+impl ChangeClass {
+    /// Every class, in declaration (and sort) order.
+    pub const ALL: [ChangeClass; 11] = [
+        ChangeClass::ToolAdded,
+        ChangeClass::ToolRemoved,
+        ChangeClass::InputSchemaChanged,
+        ChangeClass::DestructiveHintChanged,
+        ChangeClass::AuthRequirementChanged,
+        ChangeClass::ReadOnlyHintChanged,
+        ChangeClass::OpenWorldHintChanged,
+        ChangeClass::ToolDescriptionChanged,
+        ChangeClass::ServerVersionChanged,
+        ChangeClass::OutputSchemaChanged,
+        ChangeClass::ServerInstructionsChanged,
+    ];
+
+    /// The wire name of the class.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeClass::ToolAdded => "tool_added",
+            ChangeClass::ToolRemoved => "tool_removed",
+            ChangeClass::InputSchemaChanged => "input_schema_changed",
+            ChangeClass::DestructiveHintChanged => "destructive_hint_changed",
+            ChangeClass::AuthRequirementChanged => "auth_requirement_changed",
+            ChangeClass::ReadOnlyHintChanged => "read_only_hint_changed",
+            ChangeClass::OpenWorldHintChanged => "open_world_hint_changed",
+            ChangeClass::ToolDescriptionChanged => "tool_description_changed",
+            ChangeClass::ServerVersionChanged => "server_version_changed",
+            ChangeClass::OutputSchemaChanged => "output_schema_changed",
+            ChangeClass::ServerInstructionsChanged => "server_instructions_changed",
+        }
+    }
+
+    /// The default `alert_on` set: the five classes that change what a connected agent can do.
+    pub fn default_alert_set() -> Vec<ChangeClass> {
+        vec![
+            ChangeClass::ToolAdded,
+            ChangeClass::ToolRemoved,
+            ChangeClass::InputSchemaChanged,
+            ChangeClass::DestructiveHintChanged,
+            ChangeClass::AuthRequirementChanged,
+        ]
+    }
+}
+
+impl fmt::Display for ChangeClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that names no change class.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown change class `{0}`")]
+pub struct UnknownChangeClass(pub String);
+
+impl FromStr for ChangeClass {
+    type Err = UnknownChangeClass;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ChangeClass::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownChangeClass(s.to_owned()))
+    }
+}
+
+/// How urgent a change is. Ordered so that `High > Medium > Low`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing.
+    Low,
+    /// Changes what a caller sends or gets.
+    Medium,
+    /// Changes what an agent may do or whether it may read the server at all.
+    High,
+}
+
+impl Severity {
+    /// The wire name of the severity.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        }
+    }
+}
+
+/// What a schema change means for the party that depends on it (the caller for an input
+/// schema, the result parser for an output schema).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Compatibility {
+    /// Something that worked before may fail now.
+    Breaking,
+    /// Only new, optional possibilities (input), or a stronger promise (output).
+    Additive,
+    /// Constraints were relaxed: everything valid before stays valid (input only).
+    Loosened,
+    /// Only spelling changed (dialect, key order, titles, descriptions, equivalent forms).
+    Notation,
+    /// The change touches constructs whose effect cannot be proven (`$ref`, `allOf`, ...).
+    Unknown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_str_and_serde() {
+        for class in ChangeClass::ALL {
+            assert_eq!(class.as_str().parse::<ChangeClass>().unwrap(), class);
+            assert_eq!(serde_json::to_value(class).unwrap(), class.as_str());
+            assert_eq!(class.to_string(), class.as_str());
+        }
+        assert!("tool_renamed".parse::<ChangeClass>().is_err());
+    }
+
+    #[test]
+    fn default_alert_set_is_the_five_of_the_spec() {
+        let names: Vec<_> = ChangeClass::default_alert_set()
+            .into_iter()
+            .map(ChangeClass::as_str)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "tool_added",
+                "tool_removed",
+                "input_schema_changed",
+                "destructive_hint_changed",
+                "auth_requirement_changed"
+            ]
+        );
+    }
+
+    #[test]
+    fn severity_orders_and_serializes() {
+        assert!(Severity::High > Severity::Medium && Severity::Medium > Severity::Low);
+        assert_eq!(serde_json::to_value(Severity::High).unwrap(), "high");
+        assert_eq!(
+            serde_json::to_value(Compatibility::Loosened).unwrap(),
+            "loosened"
+        );
+    }
+}
