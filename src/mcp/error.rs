@@ -1,0 +1,175 @@
+//! What can go wrong while probing one server, and how each failure maps to a reason code.
+
+use url::Url;
+
+use crate::net::NetError;
+use crate::reason::ReasonCode;
+
+/// Why a probe could not read a server's surface.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The server answered the anonymous request with 401 or 403.
+    #[error("the server requires authorization (HTTP {status})")]
+    AuthRequired {
+        /// 401 or 403.
+        status: u16,
+        /// The `WWW-Authenticate` challenge, when the server sent one.
+        www_authenticate: Option<String>,
+    },
+    /// The HTTP exchange itself failed (DNS, connect, timeout, body cap, …).
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// An HTTP status the protocol does not explain (5xx, or a 4xx without a JSON-RPC error).
+    #[error("unexpected HTTP status {status}")]
+    Http {
+        /// The status code.
+        status: u16,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("JSON-RPC error {code}: {message}")]
+    Rpc {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The error message as sent.
+        message: String,
+    },
+    /// The body was not the JSON-RPC message the protocol requires.
+    #[error("not a JSON-RPC answer: {0}")]
+    NotJson(String),
+    /// The handshake worked but `tools/list` failed; carries the cause.
+    #[error("tools/list failed: {0}")]
+    ToolsList(Box<ProbeError>),
+    /// The server speaks no protocol version or transport this client can read.
+    #[error("unsupported transport: {0}")]
+    TransportUnsupported(String),
+}
+
+impl ProbeError {
+    /// The reason code a server row carries for this failure. This is the only place where
+    /// probe and network errors become codes.
+    pub fn reason_code(&self) -> ReasonCode {
+        match self {
+            ProbeError::AuthRequired { .. } => ReasonCode::AuthRequired,
+            ProbeError::Net(error) => net_reason_code(error),
+            ProbeError::Http { .. } => ReasonCode::HttpError,
+            ProbeError::Rpc { .. } => ReasonCode::RpcError,
+            ProbeError::NotJson(_) => ReasonCode::NotJson,
+            ProbeError::TransportUnsupported(_) => ReasonCode::TransportUnsupported,
+            ProbeError::ToolsList(inner) => match inner.as_ref() {
+                // Limits keep their own code: the operator needs to know which limit to raise.
+                ProbeError::Net(NetError::Timeout(_)) => ReasonCode::Timeout,
+                ProbeError::Net(NetError::TooLarge { .. }) => ReasonCode::ResponseTooLarge,
+                ProbeError::AuthRequired { .. } => ReasonCode::AuthRequired,
+                _ => ReasonCode::ToolsListFailed,
+            },
+        }
+    }
+}
+
+/// Maps a network failure to its reason code.
+fn net_reason_code(error: &NetError) -> ReasonCode {
+    match error {
+        NetError::Timeout(_) => ReasonCode::Timeout,
+        NetError::Dns(_) => ReasonCode::DnsFail,
+        NetError::Connect(_) => ReasonCode::ConnectFail,
+        NetError::TooLarge { .. } => ReasonCode::ResponseTooLarge,
+        NetError::Other(_) => ReasonCode::HttpError,
+    }
+}
+
+/// A failed probe: the error plus what was learnt about the exchange before it failed.
+#[derive(Debug)]
+pub struct ProbeFailure {
+    /// What went wrong.
+    pub error: ProbeError,
+    /// The status of the last HTTP response received, if any.
+    pub http_status: Option<u16>,
+    /// Body bytes read from the server in total.
+    pub bytes_read: u64,
+    /// The URL of the last HTTP response received (after redirects), if any.
+    pub final_url: Option<Url>,
+}
+
+impl std::fmt::Display for ProbeFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for ProbeFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn maps_every_error_to_its_code() {
+        let table: Vec<(ProbeError, ReasonCode)> = vec![
+            (
+                ProbeError::AuthRequired {
+                    status: 401,
+                    www_authenticate: None,
+                },
+                ReasonCode::AuthRequired,
+            ),
+            (
+                ProbeError::Net(NetError::Timeout(Duration::from_secs(1))),
+                ReasonCode::Timeout,
+            ),
+            (
+                ProbeError::Net(NetError::Dns("x".into())),
+                ReasonCode::DnsFail,
+            ),
+            (
+                ProbeError::Net(NetError::Connect("x".into())),
+                ReasonCode::ConnectFail,
+            ),
+            (
+                ProbeError::Net(NetError::TooLarge { limit: 10 }),
+                ReasonCode::ResponseTooLarge,
+            ),
+            (
+                ProbeError::Net(NetError::Other("x".into())),
+                ReasonCode::HttpError,
+            ),
+            (ProbeError::Http { status: 500 }, ReasonCode::HttpError),
+            (
+                ProbeError::Rpc {
+                    code: -32603,
+                    message: "boom".into(),
+                },
+                ReasonCode::RpcError,
+            ),
+            (ProbeError::NotJson("html".into()), ReasonCode::NotJson),
+            (
+                ProbeError::TransportUnsupported("x".into()),
+                ReasonCode::TransportUnsupported,
+            ),
+            (
+                ProbeError::ToolsList(Box::new(ProbeError::Rpc {
+                    code: -32601,
+                    message: "nope".into(),
+                })),
+                ReasonCode::ToolsListFailed,
+            ),
+            (
+                ProbeError::ToolsList(Box::new(ProbeError::Net(NetError::TooLarge { limit: 1 }))),
+                ReasonCode::ResponseTooLarge,
+            ),
+            (
+                ProbeError::ToolsList(Box::new(ProbeError::Net(NetError::Timeout(
+                    Duration::from_secs(1),
+                )))),
+                ReasonCode::Timeout,
+            ),
+        ];
+        for (error, code) in table {
+            assert_eq!(error.reason_code(), code, "{error:?}");
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! The probe: find the era a server speaks, do its handshake, and read its declared surface.
+//!
+//! Round trips, best case: modern = `server/discover` + list calls; classic = `initialize` +
+//! `notifications/initialized` + list calls + `DELETE` of the session. The list calls
+//! (`tools/list`, and `resources/list` / `prompts/list` when counted) run concurrently once the
+//! handshake is done; each walks its `nextCursor` chain page by page.
+
+use std::collections::HashSet;
+
+use reqwest::header::HeaderMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use url::Url;
+
+use super::era::{self, DiscoverVerdict, Era};
+use super::error::{ProbeError, ProbeFailure};
+use super::exchange::{self, Body, Reply, Wire};
+use crate::net::Client;
+
+/// The name this client gives in `clientInfo`.
+const CLIENT_NAME: &str = "mcp-surface-ledger";
+/// The `_meta` key prefix of the modern per-request fields.
+const META_PREFIX: &str = "io.modelcontextprotocol/";
+
+/// What to read and how to start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeOptions {
+    /// Also count resources and prompts when the server declares those capabilities.
+    pub count_resources_and_prompts: bool,
+    /// The era that worked last time (from the ledger): tried first, which saves a round trip
+    /// when it still holds. The other era is still tried when it fails.
+    pub preferred_era: Option<Era>,
+    /// Speak only this era (tests and diagnostics); no fallback.
+    pub force_era: Option<Era>,
+    /// Pages read per list method (`nextCursor` hops + 1).
+    pub max_pages: u32,
+    /// Tools kept; more make the observation `tools_truncated`.
+    pub max_tools: usize,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            count_resources_and_prompts: true,
+            preferred_era: None,
+            force_era: None,
+            max_pages: 5,
+            max_tools: 500,
+        }
+    }
+}
+
+/// The declared surface of one server as read by a successful probe, plus what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    /// The URL that answered the handshake (after redirects); list calls went there too.
+    pub final_url: Url,
+    /// The era that worked.
+    pub era: Era,
+    /// The transport name as it appears in rows (`streamable-http`).
+    pub transport: String,
+    /// The negotiated protocol version.
+    pub protocol_version: String,
+    /// The server's `Implementation` object as served (`name`, `version`, `title`, …); `null`
+    /// when the server sent none.
+    pub server_info: Value,
+    /// The server's `instructions`, if any.
+    pub instructions: Option<String>,
+    /// The declared capabilities object (`{}` when absent).
+    pub capabilities: Value,
+    /// The raw tool objects of every page read, in served order, at most `max_tools`.
+    pub tools: Vec<Value>,
+    /// True when tools were left out: more than `max_tools`, or more pages than `max_pages`.
+    pub tools_truncated: bool,
+    /// Resources counted over at most `max_pages` pages; `None` when not asked, not declared or
+    /// the listing failed.
+    pub resources_total: Option<u64>,
+    /// Prompts counted like resources.
+    pub prompts_total: Option<u64>,
+    /// The HTTP status of the handshake response.
+    pub http_status: u16,
+    /// Response body bytes read from this server in total.
+    pub bytes_read: u64,
+    /// HTTP requests sent to this server in total (including failed era attempts).
+    pub requests_sent: u32,
+}
+
+/// Reads the declared surface of the MCP server at `url`.
+///
+/// Never calls a tool. Network limits (timeouts, body cap, redirects, address policy) are the
+/// client's; the per-server deadline is the caller's (wrap this future in a timeout).
+pub async fn probe(
+    client: &Client,
+    url: &Url,
+    options: &ProbeOptions,
+) -> Result<Observation, ProbeFailure> {
+    let wire = Wire::new(client);
+    let outcome = read_surface(&wire, url, options).await;
+    let stats = wire.stats();
+    match outcome {
+        Ok(mut observation) => {
+            observation.bytes_read = stats.bytes_read();
+            observation.requests_sent = stats.requests_sent();
+            Ok(observation)
+        }
+        Err(error) => {
+            let last = stats.last_response();
+            Err(ProbeFailure {
+                error,
+                http_status: last.as_ref().map(|(status, _)| *status),
+                bytes_read: stats.bytes_read(),
+                final_url: last.map(|(_, url)| url),
+            })
+        }
+    }
+}
+
+async fn read_surface(
+    wire: &Wire<'_>,
+    url: &Url,
+    options: &ProbeOptions,
+) -> Result<Observation, ProbeError> {
+    let handshake = handshake(wire, url, options).await?;
+    let session = Session {
+        wire,
+        url: handshake.url.clone(),
+        era: handshake.era,
+        version: handshake.version.clone(),
+        session_id: handshake.session_id.clone(),
+    };
+    let capabilities = handshake
+        .result
+        .get("capabilities")
+        .filter(|c| c.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let declares = |name: &str| capabilities.get(name).is_some_and(|c| !c.is_null());
+    let count = |name: &str| options.count_resources_and_prompts && declares(name);
+
+    let tools = async {
+        if declares("tools") {
+            session.list("tools/list", "tools", options).await
+        } else {
+            Ok(Listing::default())
+        }
+    };
+    let resources = async {
+        if count("resources") {
+            session.count("resources/list", "resources", options).await
+        } else {
+            None
+        }
+    };
+    let prompts = async {
+        if count("prompts") {
+            session.count("prompts/list", "prompts", options).await
+        } else {
+            None
+        }
+    };
+    let (tools, resources_total, prompts_total) = futures::join!(tools, resources, prompts);
+    session.close().await;
+
+    let tools = tools.map_err(|error| match error {
+        auth @ ProbeError::AuthRequired { .. } => auth,
+        other => ProbeError::ToolsList(Box::new(other)),
+    })?;
+    Ok(Observation {
+        final_url: handshake.url,
+        era: handshake.era,
+        transport: "streamable-http".to_string(),
+        protocol_version: handshake.version,
+        server_info: server_info(&handshake.result, handshake.era),
+        instructions: handshake
+            .result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        capabilities,
+        tools: tools.items,
+        tools_truncated: tools.truncated,
+        resources_total,
+        prompts_total,
+        http_status: handshake.status,
+        bytes_read: 0,
+        requests_sent: 0,
+    })
+}
+
+/// The `Implementation` object: modern servers put it in `_meta`, drafts and classic servers
+/// at the top level.
+fn server_info(result: &Value, era: Era) -> Value {
+    let in_meta = result
+        .get("_meta")
+        .and_then(|meta| meta.get(format!("{META_PREFIX}serverInfo")));
+    let top_level = result.get("serverInfo");
+    let found = match era {
+        Era::Modern => in_meta.or(top_level),
+        Era::Classic => top_level.or(in_meta),
+    };
+    found.cloned().unwrap_or(Value::Null)
+}
+
+/// A completed handshake in either era.
+#[derive(Debug)]
+struct Handshake {
+    era: Era,
+    url: Url,
+    version: String,
+    session_id: Option<String>,
+    status: u16,
+    /// The discover or initialize result.
+    result: Value,
+}
+
+/// A failed `initialize`, with whether trying the modern era could still help.
+struct ClassicFailure {
+    error: ProbeError,
+    may_be_modern: bool,
+}
+
+async fn handshake(
+    wire: &Wire<'_>,
+    url: &Url,
+    options: &ProbeOptions,
+) -> Result<Handshake, ProbeError> {
+    match (options.force_era, options.preferred_era) {
+        (Some(Era::Modern), _) => try_modern(wire, url).await?.ok_or_else(|| {
+            ProbeError::TransportUnsupported(
+                "the server did not answer server/discover as a 2026-07-28 server".into(),
+            )
+        }),
+        (Some(Era::Classic), _) => try_classic(wire, url).await.map_err(|f| f.error),
+        (None, Some(Era::Classic)) => match try_classic(wire, url).await {
+            Ok(handshake) => Ok(handshake),
+            Err(failure) if failure.may_be_modern => match try_modern(wire, url).await {
+                Ok(Some(handshake)) => Ok(handshake),
+                Err(auth @ ProbeError::AuthRequired { .. }) => Err(auth),
+                Ok(None) | Err(_) => Err(failure.error),
+            },
+            Err(failure) => Err(failure.error),
+        },
+        (None, _) => match try_modern(wire, url).await? {
+            Some(handshake) => Ok(handshake),
+            None => try_classic(wire, url).await.map_err(|f| f.error),
+        },
+    }
+}
+
+/// `server/discover`; `Ok(None)` when the answer says the server is not modern.
+async fn try_modern(wire: &Wire<'_>, url: &Url) -> Result<Option<Handshake>, ProbeError> {
+    let mut version = era::MODERN_VERSIONS[0].to_string();
+    for attempt in 0..2 {
+        let method = "server/discover";
+        let reply = wire
+            .request(
+                url,
+                modern_headers(&version, method),
+                method,
+                Some(modern_params(&version, None)),
+            )
+            .await?;
+        match era::classify_discover(&reply, &version) {
+            DiscoverVerdict::Modern(result) => {
+                return Ok(Some(Handshake {
+                    era: Era::Modern,
+                    url: reply.final_url.unwrap_or_else(|| url.clone()),
+                    version,
+                    session_id: None,
+                    status: reply.status,
+                    result,
+                }));
+            }
+            DiscoverVerdict::RetryWith(other) if attempt == 0 => version = other,
+            DiscoverVerdict::RetryWith(_) => return Err(error_of(reply)),
+            DiscoverVerdict::Classic => return Ok(None),
+            DiscoverVerdict::Fail(error) => return Err(error),
+        }
+    }
+    Ok(None)
+}
+
+/// `initialize` then `notifications/initialized`.
+async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake, ClassicFailure> {
+    let offered = era::CLASSIC_VERSIONS[0];
+    let params = json!({
+        "protocolVersion": offered,
+        "capabilities": {},
+        "clientInfo": client_info(),
+    });
+    let reply = wire
+        .request(url, HeaderMap::new(), "initialize", Some(params))
+        .await
+        .map_err(|error| ClassicFailure {
+            error: error.into(),
+            may_be_modern: false,
+        })?;
+    let modern_evidence =
+        matches!(&reply.body, Body::Message(Err(e)) if era::is_modern_evidence(e));
+    let may_be_modern =
+        modern_evidence || ((400..500).contains(&reply.status) && reply.auth_error().is_none());
+    let status = reply.status;
+    let session_id = reply.session_id.clone();
+    let final_url = reply.final_url.clone().unwrap_or_else(|| url.clone());
+    let result = reply.into_result().map_err(|error| ClassicFailure {
+        error,
+        may_be_modern,
+    })?;
+    let fail = |error: ProbeError| ClassicFailure {
+        error,
+        may_be_modern: false,
+    };
+    let version = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let session = Session {
+        wire,
+        url: final_url.clone(),
+        era: Era::Classic,
+        version: version.clone(),
+        session_id: session_id.clone(),
+    };
+    if !era::is_known_classic_version(&version) {
+        session.close().await;
+        return Err(fail(ProbeError::TransportUnsupported(format!(
+            "the server negotiated protocol version {version:?}"
+        ))));
+    }
+    let ack = wire
+        .notify(
+            &final_url,
+            session.headers("notifications/initialized"),
+            "notifications/initialized",
+        )
+        .await
+        .map_err(|error| fail(error.into()))?;
+    if let Some(error) = ack.auth_error() {
+        return Err(fail(error));
+    }
+    Ok(Handshake {
+        era: Era::Classic,
+        url: final_url,
+        version,
+        session_id,
+        status,
+        result,
+    })
+}
+
+fn error_of(reply: Reply) -> ProbeError {
+    match reply.into_result() {
+        Err(error) => error,
+        Ok(_) => ProbeError::NotJson("unexpected result".into()),
+    }
+}
+
+fn client_info() -> Value {
+    json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// The modern `params`: the `_meta` envelope plus an optional cursor.
+fn modern_params(version: &str, cursor: Option<&str>) -> Value {
+    let mut meta = Map::new();
+    meta.insert(format!("{META_PREFIX}protocolVersion"), json!(version));
+    meta.insert(format!("{META_PREFIX}clientCapabilities"), json!({}));
+    meta.insert(format!("{META_PREFIX}clientInfo"), client_info());
+    let mut params = Map::new();
+    params.insert("_meta".into(), Value::Object(meta));
+    if let Some(cursor) = cursor {
+        params.insert("cursor".into(), json!(cursor));
+    }
+    Value::Object(params)
+}
+
+fn modern_headers(version: &str, method: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    exchange::set_header(&mut headers, exchange::VERSION_HEADER, version);
+    exchange::set_header(&mut headers, exchange::METHOD_HEADER, method);
+    headers
+}
+
+/// Items read from one list method.
+#[derive(Debug, Default)]
+struct Listing {
+    items: Vec<Value>,
+    truncated: bool,
+}
+
+/// A server after its handshake: how every later request is addressed.
+struct Session<'w, 'c> {
+    wire: &'w Wire<'c>,
+    url: Url,
+    era: Era,
+    version: String,
+    session_id: Option<String>,
+}
+
+impl Session<'_, '_> {
+    fn headers(&self, method: &str) -> HeaderMap {
+        match self.era {
+            Era::Modern => modern_headers(&self.version, method),
+            Era::Classic => {
+                let mut headers = HeaderMap::new();
+                exchange::set_header(&mut headers, exchange::VERSION_HEADER, &self.version);
+                if let Some(id) = &self.session_id {
+                    exchange::set_header(&mut headers, exchange::SESSION_HEADER, id);
+                }
+                headers
+            }
+        }
+    }
+
+    fn params(&self, cursor: Option<&str>) -> Option<Value> {
+        match self.era {
+            Era::Modern => Some(modern_params(&self.version, cursor)),
+            Era::Classic => cursor.map(|cursor| json!({"cursor": cursor})),
+        }
+    }
+
+    /// Walks `method` through `nextCursor`: at most `max_pages` pages and `max_tools` items,
+    /// stopping early on a repeated cursor.
+    async fn list(
+        &self,
+        method: &str,
+        key: &str,
+        options: &ProbeOptions,
+    ) -> Result<Listing, ProbeError> {
+        let mut listing = Listing::default();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..options.max_pages.max(1) {
+            let reply = self
+                .wire
+                .request(
+                    &self.url,
+                    self.headers(method),
+                    method,
+                    self.params(cursor.as_deref()),
+                )
+                .await?;
+            let result = reply.into_result()?;
+            let Some(items) = result.get(key).and_then(Value::as_array) else {
+                return Err(ProbeError::NotJson(format!(
+                    "the {method} result has no {key} array"
+                )));
+            };
+            for item in items {
+                if listing.items.len() == options.max_tools {
+                    listing.truncated = true;
+                    return Ok(listing);
+                }
+                listing.items.push(item.clone());
+            }
+            match result.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if seen.insert(next.to_string()) => cursor = Some(next.to_string()),
+                _ => return Ok(listing),
+            }
+        }
+        listing.truncated = true;
+        Ok(listing)
+    }
+
+    /// Counts the items of `method`; `None` when the listing fails (a count is optional).
+    async fn count(&self, method: &str, key: &str, options: &ProbeOptions) -> Option<u64> {
+        let options = ProbeOptions {
+            max_tools: usize::MAX,
+            ..options.clone()
+        };
+        let listing = self.list(method, key, &options).await.ok()?;
+        Some(listing.items.len() as u64)
+    }
+
+    /// Ends a classic session politely; the answer does not matter.
+    async fn close(&self) {
+        if self.era == Era::Classic && self.session_id.is_some() {
+            let mut headers = self.headers("");
+            headers.remove(exchange::METHOD_HEADER);
+            let _ = self.wire.delete(&self.url, headers).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modern_params_carry_the_envelope_and_cursor() {
+        let params = modern_params("2026-07-28", Some(""));
+        assert_eq!(
+            params["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(
+            params["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            json!({})
+        );
+        assert_eq!(
+            params["_meta"]["io.modelcontextprotocol/clientInfo"]["name"],
+            CLIENT_NAME
+        );
+        assert_eq!(params["cursor"], "", "an empty cursor is a valid cursor");
+        assert!(modern_params("2026-07-28", None).get("cursor").is_none());
+    }
+
+    #[test]
+    fn server_info_is_found_where_each_era_puts_it() {
+        let namespaced = json!({"_meta": {"io.modelcontextprotocol/serverInfo": {"name": "a"}}});
+        let top = json!({"serverInfo": {"name": "b"}});
+        assert_eq!(server_info(&namespaced, Era::Modern), json!({"name": "a"}));
+        assert_eq!(server_info(&top, Era::Modern), json!({"name": "b"}));
+        assert_eq!(server_info(&top, Era::Classic), json!({"name": "b"}));
+        assert_eq!(server_info(&json!({}), Era::Classic), Value::Null);
+    }
+}
