@@ -1,1 +1,556 @@
-//! (to be written)
+//! The Actor input: every field, its default and its allowed range.
+//!
+//! Input is refused as a whole, before any network work, when a field is unknown, has the wrong
+//! type or is out of range. The error lists **every** bad field with what is allowed, so one
+//! correction round is enough. Individual server entries are the exception: an unusable URL is
+//! not an input error but a `BLOCKED_TARGET` row (see [`crate::targets`]), because one bad entry
+//! must not cost the user the rest of the fleet.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::diff::ChangeClass;
+use crate::gate::FailOn;
+
+/// The four public servers read when `servers` is missing or empty.
+pub const DEFAULT_SERVERS: [&str; 4] = [
+    "https://mcp.deepwiki.com/mcp",
+    "https://mcp.context7.com/mcp",
+    "https://huggingface.co/mcp",
+    "https://api.githubcopilot.com/mcp/",
+];
+
+/// The most servers one run accepts.
+pub const MAX_SERVERS: usize = 200;
+
+/// A validated Actor input with every default applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    /// Server entries exactly as given (validated one by one later, into targets or rows).
+    pub servers: Vec<Value>,
+    /// Record key of the baseline set in the named ledger store.
+    pub ledger_name: String,
+    /// Change classes that become change rows.
+    pub alert_on: Vec<ChangeClass>,
+    /// Per-request timeout.
+    pub request_timeout: Duration,
+    /// Servers read at the same time.
+    pub concurrency: usize,
+    /// Redirect hops per request.
+    pub max_redirects: u32,
+    /// Per-response body cap.
+    pub max_response_bytes: u64,
+    /// Also count resources and prompts.
+    pub count_resources_and_prompts: bool,
+    /// Probe RFC 9728 metadata for servers that demand authentication.
+    pub probe_oauth_metadata: bool,
+    /// Wall-clock budget for one server.
+    pub max_server_time: Duration,
+    /// Wall-clock deadline of the whole run.
+    pub max_run_time: Duration,
+    /// When non-empty, only these hosts (and their subdomains) may be contacted.
+    pub allowed_hosts: Vec<String>,
+    /// Exit code 1 when a change at or above this level is recorded.
+    pub fail_on: FailOn,
+}
+
+/// One field that failed validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    /// The field name as written in the input.
+    pub field: String,
+    /// What is wrong and what is allowed.
+    pub problem: String,
+}
+
+/// The input was refused. Lists every bad field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid input: {}", render_problems(.problems))]
+pub struct InputError {
+    /// Every problem found, in field order.
+    pub problems: Vec<FieldProblem>,
+}
+
+impl InputError {
+    /// The names of the bad fields, e.g. for a status message.
+    pub fn fields(&self) -> Vec<&str> {
+        self.problems.iter().map(|p| p.field.as_str()).collect()
+    }
+}
+
+fn render_problems(problems: &[FieldProblem]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("`{}` {}", p.field, p.problem))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// An integer field's name, range and default.
+struct IntField {
+    name: &'static str,
+    min: u64,
+    max: u64,
+    default: u64,
+}
+
+const REQUEST_TIMEOUT: IntField = IntField {
+    name: "request_timeout_seconds",
+    min: 2,
+    max: 120,
+    default: 20,
+};
+const CONCURRENCY: IntField = IntField {
+    name: "concurrency",
+    min: 1,
+    max: 20,
+    default: 5,
+};
+const MAX_REDIRECTS: IntField = IntField {
+    name: "max_redirects",
+    min: 0,
+    max: 10,
+    default: 3,
+};
+const MAX_RESPONSE_BYTES: IntField = IntField {
+    name: "max_response_bytes",
+    min: 10_000,
+    max: 5_000_000,
+    default: 2_000_000,
+};
+const MAX_SERVER_SECONDS: IntField = IntField {
+    name: "max_server_seconds",
+    min: 5,
+    max: 600,
+    default: 60,
+};
+const MAX_RUN_SECONDS: IntField = IntField {
+    name: "max_run_seconds",
+    min: 30,
+    max: 3600,
+    default: 900,
+};
+
+/// Every field the input may carry.
+pub const KNOWN_FIELDS: [&str; 13] = [
+    "servers",
+    "ledger_name",
+    "alert_on",
+    "request_timeout_seconds",
+    "concurrency",
+    "max_redirects",
+    "max_response_bytes",
+    "count_resources_and_prompts",
+    "probe_oauth_metadata",
+    "max_server_seconds",
+    "max_run_seconds",
+    "allowed_hosts",
+    "fail_on",
+];
+
+/// Collects problems while the fields are read, so all of them are reported at once.
+#[derive(Default)]
+struct Checker {
+    problems: Vec<FieldProblem>,
+}
+
+impl Checker {
+    fn refuse(&mut self, field: &str, problem: impl Into<String>) {
+        self.problems.push(FieldProblem {
+            field: field.to_string(),
+            problem: problem.into(),
+        });
+    }
+
+    fn int(&mut self, map: &Map<String, Value>, spec: &IntField) -> u64 {
+        let range = format!("must be an integer from {} to {}", spec.min, spec.max);
+        match map.get(spec.name) {
+            None | Some(Value::Null) => spec.default,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(v) if (spec.min..=spec.max).contains(&v) => v,
+                _ => {
+                    self.refuse(spec.name, format!("{range} (got {n})"));
+                    spec.default
+                }
+            },
+            Some(other) => {
+                self.refuse(spec.name, format!("{range} (got {})", type_name(other)));
+                spec.default
+            }
+        }
+    }
+
+    fn bool(&mut self, map: &Map<String, Value>, name: &str, default: bool) -> bool {
+        match map.get(name) {
+            None | Some(Value::Null) => default,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.refuse(
+                    name,
+                    format!("must be true or false (got {})", type_name(other)),
+                );
+                default
+            }
+        }
+    }
+
+    fn servers(&mut self, map: &Map<String, Value>) -> Vec<Value> {
+        let defaults = || DEFAULT_SERVERS.iter().map(|s| Value::from(*s)).collect();
+        match map.get("servers") {
+            None | Some(Value::Null) => defaults(),
+            Some(Value::Array(items)) if items.is_empty() => defaults(),
+            Some(Value::Array(items)) if items.len() > MAX_SERVERS => {
+                self.refuse(
+                    "servers",
+                    format!(
+                        "must list 1 to {MAX_SERVERS} URLs (got {}); split the fleet into several ledgers",
+                        items.len()
+                    ),
+                );
+                Vec::new()
+            }
+            Some(Value::Array(items)) => items.clone(),
+            Some(other) => {
+                self.refuse(
+                    "servers",
+                    format!("must be an array of URLs (got {})", type_name(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn ledger_name(&mut self, map: &Map<String, Value>) -> String {
+        let rule = "must be 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( )";
+        match map.get("ledger_name") {
+            None | Some(Value::Null) => "DEFAULT".to_string(),
+            Some(Value::String(name)) if is_valid_record_key(name) => name.clone(),
+            Some(Value::String(name)) => {
+                self.refuse("ledger_name", format!("{rule} (got {name:?})"));
+                String::new()
+            }
+            Some(other) => {
+                self.refuse("ledger_name", format!("{rule} (got {})", type_name(other)));
+                String::new()
+            }
+        }
+    }
+
+    fn alert_on(&mut self, map: &Map<String, Value>) -> Vec<ChangeClass> {
+        let allowed = || {
+            ChangeClass::ALL
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(value) = map.get("alert_on").filter(|v| !v.is_null()) else {
+            return ChangeClass::default_alert_set();
+        };
+        let Some(items) = value.as_array() else {
+            self.refuse(
+                "alert_on",
+                format!("must be an array of change classes ({})", allowed()),
+            );
+            return Vec::new();
+        };
+        let mut classes = Vec::new();
+        for item in items {
+            match item.as_str().map(ChangeClass::from_str) {
+                Some(Ok(class)) => {
+                    if !classes.contains(&class) {
+                        classes.push(class);
+                    }
+                }
+                _ => self.refuse(
+                    "alert_on",
+                    format!("has unknown change class {item}; allowed: {}", allowed()),
+                ),
+            }
+        }
+        classes
+    }
+
+    fn allowed_hosts(&mut self, map: &Map<String, Value>) -> Vec<String> {
+        let rule = "must be an array of host names such as \"example.com\"";
+        match map.get("allowed_hosts") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut hosts = Vec::new();
+                for item in items {
+                    match item.as_str().map(normalize_host_name) {
+                        Some(Some(host)) => hosts.push(host),
+                        _ => self.refuse("allowed_hosts", format!("{rule} (got {item})")),
+                    }
+                }
+                hosts
+            }
+            Some(other) => {
+                self.refuse(
+                    "allowed_hosts",
+                    format!("{rule} (got {})", type_name(other)),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn fail_on(&mut self, map: &Map<String, Value>) -> FailOn {
+        match map.get("fail_on") {
+            None | Some(Value::Null) => FailOn::Never,
+            Some(Value::String(s)) => FailOn::from_str(s).unwrap_or_else(|_| {
+                self.refuse(
+                    "fail_on",
+                    format!("must be one of breaking, high, medium, any, never (got {s:?})"),
+                );
+                FailOn::Never
+            }),
+            Some(other) => {
+                self.refuse(
+                    "fail_on",
+                    format!(
+                        "must be one of breaking, high, medium, any, never (got {})",
+                        type_name(other)
+                    ),
+                );
+                FailOn::Never
+            }
+        }
+    }
+}
+
+/// Whether `key` is a valid Apify key-value store record key of at most 100 characters.
+pub fn is_valid_record_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 100
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "!-_.'()".contains(c))
+}
+
+/// Lower-cases a host name and drops one trailing dot; `None` if it is not a plain host name.
+fn normalize_host_name(raw: &str) -> Option<String> {
+    let host = raw.trim().trim_end_matches('.').to_ascii_lowercase();
+    let valid = !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+    valid.then_some(host)
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl Input {
+    /// Validates a raw INPUT value. `None` (no INPUT record) means every default.
+    pub fn from_value(raw: Option<&Value>) -> Result<Input, InputError> {
+        let empty = Map::new();
+        let map = match raw {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(map)) => map,
+            Some(other) => {
+                return Err(InputError {
+                    problems: vec![FieldProblem {
+                        field: "(input)".to_string(),
+                        problem: format!("must be a JSON object (got {})", type_name(other)),
+                    }],
+                });
+            }
+        };
+        let mut check = Checker::default();
+        for key in map.keys() {
+            if !KNOWN_FIELDS.contains(&key.as_str()) {
+                check.refuse(
+                    key,
+                    format!(
+                        "is not a known field; known fields: {}",
+                        KNOWN_FIELDS.join(", ")
+                    ),
+                );
+            }
+        }
+        let input = Input {
+            servers: check.servers(map),
+            ledger_name: check.ledger_name(map),
+            alert_on: check.alert_on(map),
+            request_timeout: Duration::from_secs(check.int(map, &REQUEST_TIMEOUT)),
+            concurrency: check.int(map, &CONCURRENCY) as usize,
+            max_redirects: check.int(map, &MAX_REDIRECTS) as u32,
+            max_response_bytes: check.int(map, &MAX_RESPONSE_BYTES),
+            count_resources_and_prompts: check.bool(map, "count_resources_and_prompts", true),
+            probe_oauth_metadata: check.bool(map, "probe_oauth_metadata", true),
+            max_server_time: Duration::from_secs(check.int(map, &MAX_SERVER_SECONDS)),
+            max_run_time: Duration::from_secs(check.int(map, &MAX_RUN_SECONDS)),
+            allowed_hosts: check.allowed_hosts(map),
+            fail_on: check.fail_on(map),
+        };
+        if check.problems.is_empty() {
+            Ok(input)
+        } else {
+            Err(InputError {
+                problems: check.problems,
+            })
+        }
+    }
+
+    /// Parses INPUT bytes (JSON). Empty bytes count as `{}`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Input, InputError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Input::from_value(None);
+        }
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| InputError {
+            problems: vec![FieldProblem {
+                field: "(input)".to_string(),
+                problem: format!("is not valid JSON: {e}"),
+            }],
+        })?;
+        Input::from_value(Some(&value))
+    }
+
+    /// The input echoed back with defaults applied, as the summary row shows it.
+    pub fn alert_on_names(&self) -> Vec<&'static str> {
+        self.alert_on.iter().map(|c| c.as_str()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_input_runs_on_defaults() {
+        let input = Input::from_value(Some(&json!({}))).unwrap();
+        assert_eq!(input.servers.len(), 4);
+        assert_eq!(input.ledger_name, "DEFAULT");
+        assert_eq!(input.alert_on, ChangeClass::default_alert_set());
+        assert_eq!(input.request_timeout, Duration::from_secs(20));
+        assert_eq!(input.concurrency, 5);
+        assert_eq!(input.max_redirects, 3);
+        assert_eq!(input.max_response_bytes, 2_000_000);
+        assert!(input.count_resources_and_prompts);
+        assert!(input.probe_oauth_metadata);
+        assert_eq!(input.max_server_time, Duration::from_secs(60));
+        assert_eq!(input.max_run_time, Duration::from_secs(900));
+        assert_eq!(Input::from_value(None).unwrap(), input);
+        assert_eq!(Input::from_bytes(b"  ").unwrap(), input);
+    }
+
+    #[test]
+    fn every_range_edge_is_checked() {
+        let cases: &[(&str, u64, bool)] = &[
+            ("request_timeout_seconds", 1, false),
+            ("request_timeout_seconds", 2, true),
+            ("request_timeout_seconds", 120, true),
+            ("request_timeout_seconds", 121, false),
+            ("concurrency", 0, false),
+            ("concurrency", 1, true),
+            ("concurrency", 20, true),
+            ("concurrency", 21, false),
+            ("max_redirects", 0, true),
+            ("max_redirects", 10, true),
+            ("max_redirects", 11, false),
+            ("max_response_bytes", 9_999, false),
+            ("max_response_bytes", 10_000, true),
+            ("max_response_bytes", 5_000_000, true),
+            ("max_response_bytes", 5_000_001, false),
+            ("max_server_seconds", 4, false),
+            ("max_server_seconds", 5, true),
+            ("max_server_seconds", 600, true),
+            ("max_server_seconds", 601, false),
+            ("max_run_seconds", 29, false),
+            ("max_run_seconds", 30, true),
+            ("max_run_seconds", 3600, true),
+            ("max_run_seconds", 3601, false),
+        ];
+        for (field, value, ok) in cases {
+            let result = Input::from_value(Some(&json!({ *field: value })));
+            assert_eq!(result.is_ok(), *ok, "{field} = {value}");
+            if let Err(e) = result {
+                assert_eq!(e.fields(), vec![*field]);
+                assert!(e.to_string().contains("must be an integer from"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn all_bad_fields_are_named_in_one_error() {
+        let err = Input::from_value(Some(&json!({
+            "concurrency": 50,
+            "max_redirects": "3",
+            "alert_on": ["tool_added", "bogus_class"],
+            "serverz": [],
+            "ledger_name": "no spaces allowed",
+            "count_resources_and_prompts": "yes",
+        })))
+        .unwrap_err();
+        let mut fields = err.fields();
+        fields.sort();
+        assert_eq!(
+            fields,
+            vec![
+                "alert_on",
+                "concurrency",
+                "count_resources_and_prompts",
+                "ledger_name",
+                "max_redirects",
+                "serverz"
+            ]
+        );
+        let text = err.to_string();
+        assert!(text.contains("from 1 to 20 (got 50)"), "{text}");
+        assert!(text.contains("bogus_class"), "{text}");
+    }
+
+    #[test]
+    fn servers_are_kept_as_given_and_capped() {
+        let input =
+            Input::from_value(Some(&json!({"servers": ["https://a.example/mcp", 7]}))).unwrap();
+        assert_eq!(
+            input.servers,
+            vec![json!("https://a.example/mcp"), json!(7)]
+        );
+        let too_many: Vec<String> = (0..201).map(|i| format!("https://s{i}.example/")).collect();
+        let err = Input::from_value(Some(&json!({ "servers": too_many }))).unwrap_err();
+        assert_eq!(err.fields(), vec!["servers"]);
+        let input = Input::from_value(Some(&json!({"servers": []}))).unwrap();
+        assert_eq!(input.servers.len(), 4);
+    }
+
+    #[test]
+    fn alert_on_and_allowed_hosts_are_parsed() {
+        let input = Input::from_value(Some(&json!({
+            "alert_on": ["server_version_changed", "tool_added", "tool_added"],
+            "allowed_hosts": ["Example.COM.", "api.example.org"],
+            "fail_on": "breaking",
+        })))
+        .unwrap();
+        assert_eq!(
+            input.alert_on,
+            vec![ChangeClass::ServerVersionChanged, ChangeClass::ToolAdded]
+        );
+        assert_eq!(input.allowed_hosts, vec!["example.com", "api.example.org"]);
+        assert_eq!(input.fail_on, FailOn::Breaking);
+        let err = Input::from_value(Some(&json!({"allowed_hosts": ["not a host"]}))).unwrap_err();
+        assert_eq!(err.fields(), vec!["allowed_hosts"]);
+    }
+
+    #[test]
+    fn non_object_input_is_refused() {
+        let err = Input::from_bytes(b"[1,2]").unwrap_err();
+        assert!(err.to_string().contains("must be a JSON object"));
+        let err = Input::from_bytes(b"{oops").unwrap_err();
+        assert!(err.to_string().contains("not valid JSON"));
+    }
+}

@@ -1,1 +1,472 @@
-//! (to be written)
+//! The ledger: the stored baseline of every watched server, kept across runs.
+//!
+//! The ledger lives in the named key-value store `mcp-tool-surface-ledger` as two kinds of
+//! record:
+//!
+//! - one small **index** record per `ledger_name` ([`Ledger`]): per server its identity, auth
+//!   state, digest, protocol era, timestamps, the last 50 changes, and the key of its surface;
+//! - content-addressed **surface** records ([`StoredSurface`]) holding the full tool definitions
+//!   a later diff needs to show `old_value`. Their key is derived from their content, so writing
+//!   one twice is harmless and a record is never modified once written.
+//!
+//! Invariants a change must keep:
+//! - surfaces are written before the index, and the index exactly once, at the end of a run, so
+//!   an aborted run leaves the previous index (and every surface it names) intact;
+//! - a server that could not be read keeps its entry unchanged;
+//! - an unreadable or newer-format index is never overwritten: the run stops instead.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::diff::{AuthState, Change, ChangeClass, Severity};
+use crate::mcp::Era;
+use crate::platform::{Record, Storage, StorageError, Store};
+use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
+
+/// Version of the index record format this build writes and reads.
+pub const LEDGER_FORMAT: u32 = 1;
+/// The most servers one ledger keeps; the least recently seen are dropped beyond it.
+pub const MAX_SERVERS: usize = 500;
+/// The most history items kept per server.
+pub const MAX_HISTORY: usize = 50;
+
+/// Failures of loading or saving the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// The store could not be read or written.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The stored index is not a ledger this build understands. It is left untouched.
+    #[error(
+        "the ledger record {key:?} in store mcp-tool-surface-ledger cannot be used: {problem}. \
+         It was left untouched; use another `ledger_name`, or move the record away to start a new baseline"
+    )]
+    Unreadable {
+        /// The record key.
+        key: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A surface record named by the index is missing or damaged.
+    #[error("surface record {key:?} of the ledger cannot be used: {problem}")]
+    SurfaceUnreadable {
+        /// The record key.
+        key: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+/// One change as remembered in a server's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryItem {
+    /// When the change was observed.
+    pub observed_at: DateTime<Utc>,
+    /// Its class.
+    pub change_class: ChangeClass,
+    /// The tool concerned, if any.
+    pub tool_name: Option<String>,
+    /// The field that changed.
+    pub field: String,
+    /// Its severity.
+    pub severity: Severity,
+}
+
+/// The stored state of one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The server's URL, also its key in [`Ledger::servers`].
+    pub server_url: String,
+    /// When the server was first read.
+    pub first_seen: DateTime<Utc>,
+    /// When the server was last read (a readable surface or an auth verdict).
+    pub last_seen: DateTime<Utc>,
+    /// When a change was last recorded.
+    pub last_changed: Option<DateTime<Utc>>,
+    /// The protocol era that worked last time; tried first next time.
+    pub era: Option<Era>,
+    /// The transport that worked last time.
+    pub transport: Option<String>,
+    /// Server identity of the last readable surface.
+    pub identity: ServerIdentity,
+    /// The authentication state last observed.
+    pub auth: AuthState,
+    /// Digest of the last readable tool surface.
+    pub tool_digest: Option<String>,
+    /// Record key of the last readable surface ([`StoredSurface`]).
+    pub surface_key: Option<String>,
+    /// Number of tools in the last readable surface.
+    pub tools_total: usize,
+    /// The most recent changes, oldest first, at most [`MAX_HISTORY`].
+    pub history: Vec<HistoryItem>,
+}
+
+/// The index record of one ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Record format version ([`LEDGER_FORMAT`]).
+    pub format: u32,
+    /// The `ledger_name` this record belongs to.
+    pub ledger_name: String,
+    /// How the digests were computed.
+    pub digest_algorithm: String,
+    /// When the record was last written.
+    pub updated_at: DateTime<Utc>,
+    /// Entries by server URL.
+    pub servers: BTreeMap<String, Entry>,
+}
+
+/// The full definitions of one readable surface, stored content-addressed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredSurface {
+    /// Record format version ([`LEDGER_FORMAT`]).
+    pub format: u32,
+    /// Server identity at the time.
+    pub identity: ServerIdentity,
+    /// The tool objects as served.
+    pub tools: Vec<Value>,
+}
+
+impl StoredSurface {
+    /// Captures a surface for storage.
+    pub fn capture(surface: &Surface) -> Self {
+        StoredSurface {
+            format: LEDGER_FORMAT,
+            identity: surface.identity.clone(),
+            tools: surface.tools.iter().map(|t| t.raw.clone()).collect(),
+        }
+    }
+
+    /// The record key derived from the content: equal surfaces share one record.
+    pub fn key(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        let digest = hash_value(&value);
+        format!("surface-{}", &digest[..40.min(digest.len())])
+    }
+
+    /// Rebuilds the surface model.
+    pub fn to_surface(&self) -> Result<Surface, String> {
+        Surface::from_tools(self.identity.clone(), self.tools.clone()).map_err(|e| e.to_string())
+    }
+}
+
+/// What a run learned about one server, for [`Ledger::apply`].
+#[derive(Debug, Clone)]
+pub enum Update<'a> {
+    /// The surface was read.
+    Readable {
+        /// The new surface.
+        surface: &'a Surface,
+        /// Where it is stored.
+        surface_key: String,
+        /// The era that worked.
+        era: Era,
+        /// The transport that worked.
+        transport: String,
+        /// The authentication state observed.
+        auth: AuthState,
+    },
+    /// The server demanded authentication; the stored surface stays as it was.
+    AuthOnly {
+        /// The authentication state observed.
+        auth: AuthState,
+    },
+}
+
+impl Ledger {
+    /// An empty ledger named `ledger_name`.
+    pub fn empty(ledger_name: &str) -> Self {
+        Ledger {
+            format: LEDGER_FORMAT,
+            ledger_name: ledger_name.to_string(),
+            digest_algorithm: DIGEST_ALGORITHM.to_string(),
+            updated_at: Utc::now(),
+            servers: BTreeMap::new(),
+        }
+    }
+
+    /// Loads the index record, or an empty ledger when there is none yet.
+    pub async fn load(storage: &impl Storage, ledger_name: &str) -> Result<Self, LedgerError> {
+        let Some(record) = storage.get_record(Store::Ledger, ledger_name).await? else {
+            return Ok(Ledger::empty(ledger_name));
+        };
+        Ledger::from_bytes(ledger_name, &record.bytes)
+    }
+
+    /// Parses an index record, refusing anything this build cannot read faithfully.
+    pub fn from_bytes(ledger_name: &str, bytes: &[u8]) -> Result<Self, LedgerError> {
+        let unreadable = |problem: String| LedgerError::Unreadable {
+            key: ledger_name.to_string(),
+            problem,
+        };
+        let value: Value = serde_json::from_slice(bytes)
+            .map_err(|e| unreadable(format!("it is not valid JSON ({e})")))?;
+        let format = value.get("format").and_then(Value::as_u64);
+        if format != Some(u64::from(LEDGER_FORMAT)) {
+            return Err(unreadable(format!(
+                "its format is {format:?}, this build reads format {LEDGER_FORMAT}"
+            )));
+        }
+        let ledger: Ledger = serde_json::from_value(value)
+            .map_err(|e| unreadable(format!("it does not match the ledger format ({e})")))?;
+        if ledger.digest_algorithm != DIGEST_ALGORITHM {
+            return Err(unreadable(format!(
+                "its digests are {}, this build computes {DIGEST_ALGORITHM}",
+                ledger.digest_algorithm
+            )));
+        }
+        Ok(ledger)
+    }
+
+    /// Reads the stored surface of an entry.
+    pub async fn load_surface(
+        storage: &impl Storage,
+        entry: &Entry,
+    ) -> Result<Option<Surface>, LedgerError> {
+        let Some(key) = &entry.surface_key else {
+            return Ok(None);
+        };
+        let unreadable = |problem: String| LedgerError::SurfaceUnreadable {
+            key: key.clone(),
+            problem,
+        };
+        let record = storage
+            .get_record(Store::Ledger, key)
+            .await?
+            .ok_or_else(|| unreadable("the record is missing".to_string()))?;
+        let stored: StoredSurface = serde_json::from_slice(&record.bytes)
+            .map_err(|e| unreadable(format!("it is not a stored surface ({e})")))?;
+        stored.to_surface().map(Some).map_err(unreadable)
+    }
+
+    /// The entry of a server, if it was seen before.
+    pub fn entry(&self, server_url: &str) -> Option<&Entry> {
+        self.servers.get(server_url)
+    }
+
+    /// Records what this run learned about one server, with the changes it produced.
+    pub fn apply(
+        &mut self,
+        server_url: &str,
+        now: DateTime<Utc>,
+        update: Update<'_>,
+        changes: &[Change],
+    ) {
+        let entry = self
+            .servers
+            .entry(server_url.to_string())
+            .or_insert_with(|| Entry {
+                server_url: server_url.to_string(),
+                first_seen: now,
+                last_seen: now,
+                last_changed: None,
+                era: None,
+                transport: None,
+                identity: ServerIdentity::default(),
+                auth: AuthState::default(),
+                tool_digest: None,
+                surface_key: None,
+                tools_total: 0,
+                history: Vec::new(),
+            });
+        entry.last_seen = now;
+        match update {
+            Update::Readable {
+                surface,
+                surface_key,
+                era,
+                transport,
+                auth,
+            } => {
+                entry.era = Some(era);
+                entry.transport = Some(transport);
+                entry.identity = surface.identity.clone();
+                entry.auth = auth;
+                entry.tool_digest = Some(surface.tool_digest());
+                entry.surface_key = Some(surface_key);
+                entry.tools_total = surface.tools.len();
+            }
+            Update::AuthOnly { auth } => entry.auth = auth,
+        }
+        if !changes.is_empty() {
+            entry.last_changed = Some(now);
+            entry.history.extend(changes.iter().map(|c| HistoryItem {
+                observed_at: now,
+                change_class: c.change_class,
+                tool_name: c.tool_name.clone(),
+                field: c.field.clone(),
+                severity: c.severity,
+            }));
+            let excess = entry.history.len().saturating_sub(MAX_HISTORY);
+            entry.history.drain(..excess);
+        }
+    }
+
+    /// Drops the least recently seen servers beyond [`MAX_SERVERS`].
+    pub fn evict(&mut self) {
+        let excess = self.servers.len().saturating_sub(MAX_SERVERS);
+        if excess == 0 {
+            return;
+        }
+        let mut by_age: Vec<(DateTime<Utc>, String)> = self
+            .servers
+            .values()
+            .map(|e| (e.last_seen, e.server_url.clone()))
+            .collect();
+        by_age.sort();
+        for (_, url) in by_age.into_iter().take(excess) {
+            self.servers.remove(&url);
+        }
+    }
+
+    /// Serializes the index record.
+    pub fn to_record(&self) -> Record {
+        Record::json(serde_json::to_vec_pretty(self).unwrap_or_default())
+    }
+
+    /// Writes the index record. Call once, last.
+    pub async fn save(&mut self, storage: &impl Storage) -> Result<(), LedgerError> {
+        self.updated_at = Utc::now();
+        self.evict();
+        let record = self.to_record();
+        storage
+            .put_record(Store::Ledger, &self.ledger_name, record)
+            .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    fn surface(tools: Value) -> Surface {
+        Surface::from_tools(
+            ServerIdentity {
+                name: Some("demo".into()),
+                version: Some("1.0.0".into()),
+                ..ServerIdentity::default()
+            },
+            tools.as_array().unwrap().clone(),
+        )
+        .unwrap()
+    }
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_700_000_000 + seconds, 0).unwrap()
+    }
+
+    #[test]
+    fn surface_keys_are_content_addressed() {
+        let a = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
+        let b = surface(json!([{"name": "b", "inputSchema": {"type": "object"}}]));
+        let key_a = StoredSurface::capture(&a).key();
+        assert_eq!(key_a, StoredSurface::capture(&a).key());
+        assert_ne!(key_a, StoredSurface::capture(&b).key());
+        assert!(crate::input::is_valid_record_key(&key_a), "{key_a}");
+        let back = StoredSurface::capture(&a).to_surface().unwrap();
+        assert_eq!(back.tool_digest(), a.tool_digest());
+    }
+
+    #[test]
+    fn unreadable_and_future_records_are_refused() {
+        for bytes in [&b"{oops"[..], br#"{"format": 2}"#, br#"{"format": 1}"#] {
+            let err = Ledger::from_bytes("DEFAULT", bytes).unwrap_err();
+            assert!(matches!(err, LedgerError::Unreadable { .. }), "{err}");
+            assert!(err.to_string().contains("left untouched"));
+        }
+        let good = Ledger::empty("DEFAULT").to_record();
+        assert!(Ledger::from_bytes("DEFAULT", &good.bytes).is_ok());
+    }
+
+    #[test]
+    fn apply_keeps_first_seen_caps_history_and_auth_only_keeps_surface() {
+        let mut ledger = Ledger::empty("DEFAULT");
+        let s = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
+        fn update(s: &Surface) -> Update<'_> {
+            Update::Readable {
+                surface_key: StoredSurface::capture(s).key(),
+                surface: s,
+                era: Era::Modern,
+                transport: "streamable-http".into(),
+                auth: AuthState::default(),
+            }
+        }
+        ledger.apply("https://x.example/mcp", at(0), update(&s), &[]);
+        let change = Change {
+            change_class: ChangeClass::ToolAdded,
+            tool_name: Some("a".into()),
+            field: "tool".into(),
+            old_value: None,
+            new_value: None,
+            old_value_hash: None,
+            new_value_hash: None,
+            severity: Severity::Medium,
+            compatibility: None,
+            details: Vec::new(),
+        };
+        let many = vec![change; 60];
+        ledger.apply("https://x.example/mcp", at(10), update(&s), &many);
+        let auth = AuthState {
+            auth_required: true,
+            ..AuthState::default()
+        };
+        ledger.apply(
+            "https://x.example/mcp",
+            at(20),
+            Update::AuthOnly { auth },
+            &[],
+        );
+        let entry = ledger.entry("https://x.example/mcp").unwrap();
+        assert_eq!(entry.first_seen, at(0));
+        assert_eq!(entry.last_seen, at(20));
+        assert_eq!(entry.last_changed, Some(at(10)));
+        assert_eq!(entry.history.len(), MAX_HISTORY);
+        assert!(entry.auth.auth_required);
+        assert_eq!(entry.tool_digest, Some(s.tool_digest()));
+    }
+
+    #[test]
+    fn eviction_drops_the_least_recently_seen() {
+        let mut ledger = Ledger::empty("DEFAULT");
+        let s = surface(json!([]));
+        for i in 0..(MAX_SERVERS + 3) {
+            let url = format!("https://s{i}.example/mcp");
+            ledger.apply(
+                &url,
+                at(i as i64),
+                Update::AuthOnly {
+                    auth: AuthState::default(),
+                },
+                &[],
+            );
+        }
+        ledger.apply(
+            "https://s0.example/mcp",
+            at(10_000),
+            Update::Readable {
+                surface: &s,
+                surface_key: StoredSurface::capture(&s).key(),
+                era: Era::Classic,
+                transport: "streamable-http".into(),
+                auth: AuthState::default(),
+            },
+            &[],
+        );
+        ledger.evict();
+        assert_eq!(ledger.servers.len(), MAX_SERVERS);
+        assert!(ledger.entry("https://s0.example/mcp").is_some());
+        for gone in 1..=3 {
+            assert!(
+                ledger
+                    .entry(&format!("https://s{gone}.example/mcp"))
+                    .is_none()
+            );
+        }
+    }
+}

@@ -10,6 +10,7 @@
 //! - [`mcp`]: the protocol client: JSON-RPC, SSE decoding, the protocol eras, the probe walk.
 //! - [`surface`]: the normalized surface model, canonical JSON (RFC 8785) and digests.
 //! - [`diff`]: change classes, severity rules and semantic grading of schema changes.
+//! - [`gate`]: the CI gate (`fail_on`): which recorded change fails the process.
 //! - [`ledger`]: the stored baseline record and its merge rules.
 //! - [`platform`]: storage backends (local files, Apify API), charging, status messages.
 //! - [`report`]: the dataset rows exactly as specified.
@@ -17,6 +18,7 @@
 //! - [`reason`]: the reason codes, mapped from every error in one place.
 
 pub mod diff;
+pub mod gate;
 pub mod input;
 pub mod ledger;
 pub mod mcp;

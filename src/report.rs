@@ -1,1 +1,303 @@
-//! (to be written)
+//! The dataset rows, exactly as the specification names their fields.
+//!
+//! Three row types share one dataset and are told apart by `record_type`: one [`ServerRow`] per
+//! input entry, one [`ChangeRow`] per recorded change, and one [`SummaryRow`] per run. This
+//! module only shapes data; [`crate::run`] decides what goes in.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::diff::{Change, ChangeClass, Compatibility, Severity};
+use crate::reason::ReasonCode;
+use crate::surface::Tool;
+
+/// Whether a server's ledger entry was created, compared, or left alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LedgerStatus {
+    /// First observation: the baseline was written, no change recorded.
+    Created,
+    /// Compared against the stored baseline.
+    Compared,
+    /// Not read (unreachable, blocked, deadline): the stored entry is unchanged.
+    Unavailable,
+    /// Read, but the budget could not pay for every change: the entry is unchanged so the next
+    /// run reports the same changes.
+    Deferred,
+}
+
+/// One tool as listed in a server row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSummary {
+    /// Tool name.
+    pub name: String,
+    /// Hash of the description.
+    pub description_hash: String,
+    /// Hash of the input schema.
+    pub input_schema_hash: String,
+    /// Hash of the output schema, when there is one.
+    pub output_schema_hash: Option<String>,
+    /// Hash of the effective annotations.
+    pub annotations_hash: String,
+    /// Hash of `{name, description, inputSchema}` (interoperable contract hash).
+    pub contract_hash: String,
+    /// Effective `readOnlyHint`.
+    pub read_only_hint: bool,
+    /// Effective `destructiveHint`.
+    pub destructive_hint: bool,
+    /// Effective `idempotentHint`.
+    pub idempotent_hint: bool,
+    /// Effective `openWorldHint`.
+    pub open_world_hint: bool,
+}
+
+impl ToolSummary {
+    /// Summarizes one tool of a surface.
+    pub fn of(tool: &Tool) -> Self {
+        let digests = tool.digests();
+        let hints = tool.effective_annotations();
+        ToolSummary {
+            name: tool.name.clone(),
+            description_hash: digests.description_hash,
+            input_schema_hash: digests.input_schema_hash,
+            output_schema_hash: digests.output_schema_hash,
+            annotations_hash: digests.annotations_hash,
+            contract_hash: digests.contract_hash,
+            read_only_hint: hints.read_only_hint,
+            destructive_hint: hints.destructive_hint,
+            idempotent_hint: hints.idempotent_hint,
+            open_world_hint: hints.open_world_hint,
+        }
+    }
+}
+
+/// The row of one input entry (`record_type: "server"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ServerRow {
+    /// Always `"server"`.
+    pub record_type: &'static str,
+    /// The entry as given (normalized URL for usable targets).
+    pub server_url: String,
+    /// The URL that answered, after redirects.
+    pub final_url: Option<String>,
+    /// Whether the surface was read.
+    pub ok: bool,
+    /// Why the row ended as it did.
+    pub reason_code: Option<ReasonCode>,
+    /// Details for a failure, in words.
+    pub error: Option<String>,
+    /// HTTP status of the last relevant response.
+    pub http_status: Option<u16>,
+    /// `streamable-http` or `http+sse`.
+    pub transport: Option<String>,
+    /// Negotiated protocol version.
+    pub protocol_version: Option<String>,
+    /// Protocol era that worked: `modern` or `classic`.
+    pub protocol_era: Option<String>,
+    /// Self-reported server name.
+    pub server_name: Option<String>,
+    /// Self-reported server version.
+    pub server_version: Option<String>,
+    /// Whether the tool list could be read without credentials.
+    pub anonymous_listing_allowed: Option<bool>,
+    /// Whether the server demanded authentication.
+    pub auth_required: Option<bool>,
+    /// RFC 9728 protected-resource metadata URL.
+    pub oauth_protected_resource_metadata_url: Option<String>,
+    /// Authorization servers named by that metadata.
+    pub oauth_authorization_servers: Vec<String>,
+    /// Number of tools read.
+    pub tools_total: Option<usize>,
+    /// Number of resources, when counted.
+    pub resources_total: Option<u64>,
+    /// Number of prompts, when counted.
+    pub prompts_total: Option<u64>,
+    /// Digest of the tool surface read now.
+    pub tool_digest: Option<String>,
+    /// Digest stored in the ledger before this run.
+    pub previous_tool_digest: Option<String>,
+    /// Whether the two digests differ.
+    pub digest_changed: bool,
+    /// Per-tool hashes and effective hints.
+    pub tools: Vec<ToolSummary>,
+    /// Whether the tool list was cut at the page or tool limit.
+    pub tools_truncated: bool,
+    /// What happened to the ledger entry.
+    pub ledger_status: Option<LedgerStatus>,
+    /// Number of change rows written for this server.
+    pub change_count: usize,
+    /// When the server was first seen.
+    pub first_seen: Option<DateTime<Utc>>,
+    /// When a change was last recorded.
+    pub last_changed: Option<DateTime<Utc>>,
+    /// How digests are computed.
+    pub digest_algorithm: &'static str,
+    /// Response bytes read from this server.
+    pub bytes_read: u64,
+    /// Wall time spent on this server.
+    pub response_time_ms: u64,
+    /// When the row was made.
+    pub observed_at: Option<DateTime<Utc>>,
+}
+
+/// The row of one recorded change (`record_type: "change"`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangeRow {
+    /// Always `"change"`.
+    pub record_type: &'static str,
+    /// The server concerned.
+    pub server_url: String,
+    /// The change class.
+    pub change_class: ChangeClass,
+    /// The tool concerned, if any.
+    pub tool_name: Option<String>,
+    /// The field that changed.
+    pub field: String,
+    /// Hash of the old value.
+    pub old_value_hash: Option<String>,
+    /// Hash of the new value.
+    pub new_value_hash: Option<String>,
+    /// The old value.
+    pub old_value: Option<Value>,
+    /// The new value.
+    pub new_value: Option<Value>,
+    /// How serious the change is for a connected agent.
+    pub severity: Severity,
+    /// For schema changes: what the change does to callers.
+    pub compatibility: Option<Compatibility>,
+    /// For schema changes: each finding with its JSON pointer.
+    pub details: Vec<String>,
+    /// When the change was observed.
+    pub observed_at: DateTime<Utc>,
+}
+
+impl ChangeRow {
+    /// The row of one change of one server.
+    pub fn of(server_url: &str, change: &Change, observed_at: DateTime<Utc>) -> Self {
+        ChangeRow {
+            record_type: "change",
+            server_url: server_url.to_string(),
+            change_class: change.change_class,
+            tool_name: change.tool_name.clone(),
+            field: change.field.clone(),
+            old_value_hash: change.old_value_hash.clone(),
+            new_value_hash: change.new_value_hash.clone(),
+            old_value: change.old_value.clone(),
+            new_value: change.new_value.clone(),
+            severity: change.severity,
+            compatibility: change.compatibility,
+            details: change.details.clone(),
+            observed_at,
+        }
+    }
+}
+
+/// The run's summary row (`record_type: "summary"`), also stored as `OUTPUT`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    /// Always `"summary"`.
+    pub record_type: &'static str,
+    /// Entries in the input.
+    pub servers_requested: usize,
+    /// Servers whose ledger status is created or compared.
+    pub servers_checked: usize,
+    /// Servers with at least one change row.
+    pub servers_changed: usize,
+    /// Servers that could not be read (excluding auth verdicts and blocked entries).
+    pub servers_unreachable: usize,
+    /// Servers that demanded authentication.
+    pub servers_requiring_auth: usize,
+    /// Servers that listed tools anonymously.
+    pub servers_allowing_anonymous_listing: usize,
+    /// Share of checked servers that list anonymously (0 to 1).
+    pub anonymous_listing_share: f64,
+    /// Servers seen for the first time.
+    pub baselines_created: usize,
+    /// Servers compared against a baseline.
+    pub servers_compared: usize,
+    /// Change rows written.
+    pub changes_total: usize,
+    /// Change rows per class.
+    pub changes_by_class: BTreeMap<String, usize>,
+    /// Change rows per severity.
+    pub changes_by_severity: BTreeMap<String, usize>,
+    /// The change classes that became rows.
+    pub alert_on: Vec<&'static str>,
+    /// The named store that holds the ledger.
+    pub ledger_store: &'static str,
+    /// The ledger record key.
+    pub ledger_name: String,
+    /// How digests are computed.
+    pub digest_algorithm: &'static str,
+    /// Entries refused before any network work.
+    pub servers_blocked: usize,
+    /// What was (or, locally, would have been) charged.
+    pub charges: Value,
+    /// When the run ended.
+    pub observed_at: DateTime<Utc>,
+}
+
+impl SummaryRow {
+    /// Counts the server and change rows of a run.
+    pub fn tally(servers: &[ServerRow], changes: &[ChangeRow]) -> Self {
+        let count = |f: &dyn Fn(&ServerRow) -> bool| servers.iter().filter(|r| f(r)).count();
+        let checked = count(&|r| {
+            matches!(
+                r.ledger_status,
+                Some(LedgerStatus::Created | LedgerStatus::Compared | LedgerStatus::Deferred)
+            )
+        });
+        let anonymous = count(&|r| r.anonymous_listing_allowed == Some(true));
+        let mut by_class = BTreeMap::new();
+        let mut by_severity = BTreeMap::new();
+        for change in changes {
+            *by_class
+                .entry(change.change_class.as_str().to_string())
+                .or_insert(0) += 1;
+            let severity = serde_json::to_value(change.severity)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            *by_severity.entry(severity).or_insert(0) += 1;
+        }
+        SummaryRow {
+            record_type: "summary",
+            servers_requested: servers.len(),
+            servers_checked: checked,
+            servers_changed: count(&|r| r.change_count > 0),
+            servers_unreachable: count(&|r| {
+                !r.ok
+                    && !matches!(
+                        r.reason_code,
+                        Some(
+                            ReasonCode::AuthRequired
+                                | ReasonCode::BlockedTarget
+                                | ReasonCode::BudgetExhausted
+                        )
+                    )
+            }),
+            servers_requiring_auth: count(&|r| r.auth_required == Some(true)),
+            servers_allowing_anonymous_listing: anonymous,
+            anonymous_listing_share: if checked == 0 {
+                0.0
+            } else {
+                anonymous as f64 / checked as f64
+            },
+            baselines_created: count(&|r| r.ledger_status == Some(LedgerStatus::Created)),
+            servers_compared: count(&|r| r.ledger_status == Some(LedgerStatus::Compared)),
+            changes_total: changes.len(),
+            changes_by_class: by_class,
+            changes_by_severity: by_severity,
+            alert_on: Vec::new(),
+            ledger_store: crate::platform::LEDGER_STORE_NAME,
+            ledger_name: String::new(),
+            digest_algorithm: crate::surface::DIGEST_ALGORITHM,
+            servers_blocked: count(&|r| r.reason_code == Some(ReasonCode::BlockedTarget)),
+            charges: Value::Null,
+            observed_at: Utc::now(),
+        }
+    }
+}

@@ -1,1 +1,181 @@
-//! (to be written)
+//! Turns the input's server entries into targets to probe, or into `BLOCKED_TARGET` verdicts.
+//!
+//! An entry is usable when it is a string holding an absolute `http`/`https` URL without
+//! credentials, whose host passes the address policy (see [`crate::net::check_url`]) and the
+//! optional `allowed_hosts` list, and which does not repeat an earlier entry. Everything else
+//! becomes one blocked row: it is never contacted, never charged, and its ledger entry is kept.
+
+use serde_json::Value;
+use url::Url;
+
+use crate::net::{PolicyMode, check_url};
+
+/// One input entry after planning, in input order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Planned {
+    /// The entry will be probed.
+    Probe(Target),
+    /// The entry is not a usable target.
+    Blocked(BlockedEntry),
+}
+
+/// A usable target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// Position in the input list.
+    pub index: usize,
+    /// The parsed URL (fragment removed).
+    pub url: Url,
+}
+
+impl Target {
+    /// The key of this server in the ledger and the `server_url` of its rows.
+    pub fn key(&self) -> &str {
+        self.url.as_str()
+    }
+}
+
+/// An entry refused before any network work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockedEntry {
+    /// Position in the input list.
+    pub index: usize,
+    /// The entry as given (a non-string entry is shown as JSON text).
+    pub entry: String,
+    /// Why it was refused, in words the user can act on.
+    pub reason: String,
+}
+
+/// The rules every entry is checked against.
+#[derive(Debug, Clone, Default)]
+pub struct TargetRules {
+    /// Which address ranges may be contacted.
+    pub mode: PolicyMode,
+    /// When non-empty, only these hosts and their subdomains.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Plans every entry, keeping input order.
+pub fn plan(entries: &[Value], rules: &TargetRules) -> Vec<Planned> {
+    let mut seen: Vec<Url> = Vec::new();
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| match usable_url(entry, rules, &seen) {
+            Ok(url) => {
+                seen.push(url.clone());
+                Planned::Probe(Target { index, url })
+            }
+            Err(reason) => Planned::Blocked(BlockedEntry {
+                index,
+                entry: entry_text(entry),
+                reason,
+            }),
+        })
+        .collect()
+}
+
+fn entry_text(entry: &Value) -> String {
+    match entry {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn usable_url(entry: &Value, rules: &TargetRules, seen: &[Url]) -> Result<Url, String> {
+    let Value::String(text) = entry else {
+        return Err(format!("entry must be a URL string, got {entry}"));
+    };
+    let trimmed = text.trim();
+    let mut url =
+        Url::parse(trimmed).map_err(|e| format!("not a valid absolute URL ({e}): {trimmed:?}"))?;
+    url.set_fragment(None);
+    check_url(&url, rules.mode, &rules.allowed_hosts).map_err(|blocked| blocked.to_string())?;
+    if seen.contains(&url) {
+        return Err(format!("repeats an earlier entry: {url}"));
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn verdicts(entries: Value, rules: &TargetRules) -> Vec<Result<String, String>> {
+        plan(entries.as_array().unwrap(), rules)
+            .into_iter()
+            .map(|p| match p {
+                Planned::Probe(t) => Ok(t.key().to_string()),
+                Planned::Blocked(b) => Err(b.reason),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unusable_entries_become_blocked_verdicts_in_order() {
+        let result = verdicts(
+            json!([
+                "https://mcp.example.com/mcp",
+                "not a url",
+                "ftp://files.example.com/",
+                "https://user:pw@mcp.example.com/mcp",
+                "http://localhost:8080/mcp",
+                "http://127.0.0.1/mcp",
+                "https://mcp.example.com/mcp#frag",
+                42,
+                "https://other.example.com/mcp/",
+            ]),
+            &TargetRules::default(),
+        );
+        assert_eq!(result[0], Ok("https://mcp.example.com/mcp".to_string()));
+        assert!(
+            result[1]
+                .as_ref()
+                .unwrap_err()
+                .contains("not a valid absolute URL")
+        );
+        for (i, verdict) in result.iter().enumerate().take(6).skip(2) {
+            assert!(verdict.is_err(), "entry {i} should be blocked: {verdict:?}");
+        }
+        assert!(
+            result[6]
+                .as_ref()
+                .unwrap_err()
+                .contains("repeats an earlier entry")
+        );
+        assert!(
+            result[7]
+                .as_ref()
+                .unwrap_err()
+                .contains("must be a URL string")
+        );
+        assert_eq!(result[8], Ok("https://other.example.com/mcp/".to_string()));
+    }
+
+    #[test]
+    fn loopback_is_allowed_only_with_the_operator_override() {
+        let rules = TargetRules {
+            mode: PolicyMode::AllowPrivate,
+            allowed_hosts: Vec::new(),
+        };
+        let result = verdicts(json!(["http://127.0.0.1:9/mcp"]), &rules);
+        assert_eq!(result[0], Ok("http://127.0.0.1:9/mcp".to_string()));
+        let result = verdicts(json!(["http://127.0.0.1:9/mcp"]), &TargetRules::default());
+        assert!(result[0].is_err());
+    }
+
+    #[test]
+    fn allowed_hosts_narrow_the_set() {
+        let rules = TargetRules {
+            mode: PolicyMode::Public,
+            allowed_hosts: vec!["example.com".to_string()],
+        };
+        let result = verdicts(
+            json!(["https://mcp.example.com/mcp", "https://example.org/mcp"]),
+            &rules,
+        );
+        assert!(result[0].is_ok());
+        assert!(result[1].is_err());
+    }
+}

