@@ -103,6 +103,7 @@ async fn rmcp_classic_without_sessions_answers_in_json() {
     let mode = RmcpMode {
         sessions: false,
         json_response: true,
+        modern_only: false,
     };
     let peer = RmcpPeer::start(paged_surface("rmcp-stateless"), mode);
     let observation = read(&peer.url, &forced(Era::Classic)).await;
@@ -128,6 +129,47 @@ async fn a_preferred_classic_era_skips_the_discover_round_trip() {
     assert_eq!(observation.era, Era::Classic);
     // initialize + initialized + tools/list + DELETE, and no server/discover
     assert_eq!(observation.requests_sent, 4);
+}
+
+#[tokio::test]
+async fn a_modern_only_server_is_read_even_when_classic_is_preferred() {
+    let mode = RmcpMode {
+        modern_only: true,
+        ..RmcpMode::default()
+    };
+    let peer = RmcpPeer::start(surface("modern-only", "1", vec![tool("a", "A")]), mode);
+    let options = ProbeOptions {
+        preferred_era: Some(Era::Classic),
+        ..ProbeOptions::default()
+    };
+    let observation = read(&peer.url, &options).await;
+
+    assert_eq!(observation.era, Era::Modern);
+    assert_eq!(names(&observation.tools), ["a"]);
+    // the refused initialize, then discover + tools/list
+    assert_eq!(observation.requests_sent, 3);
+}
+
+#[tokio::test]
+async fn a_modern_only_server_refuses_a_forced_classic_handshake() {
+    let mode = RmcpMode {
+        modern_only: true,
+        ..RmcpMode::default()
+    };
+    let peer = RmcpPeer::start(surface("modern-only", "1", vec![tool("a", "A")]), mode);
+    let failure = probe(
+        &support::loopback_client(),
+        &peer.url,
+        &forced(Era::Classic),
+    )
+    .await
+    .expect_err("initialize must be refused");
+
+    assert!(
+        matches!(failure.error, ProbeError::Rpc { code: -32022, .. }),
+        "{:?}",
+        failure.error
+    );
 }
 
 #[tokio::test]

@@ -4,10 +4,12 @@
 //! rmcp serves the 2026-07-28 revision statelessly and the classic versions with or without
 //! sessions, so one server covers both eras.
 
+use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
 
 use rmcp::model::{
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ServerConfig,
+    ErrorCode, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -26,6 +28,8 @@ pub struct RmcpMode {
     pub sessions: bool,
     /// Prefer `application/json` answers (only without sessions).
     pub json_response: bool,
+    /// Support only the 2026-07-28 revision: `initialize` gets `-32022`.
+    pub modern_only: bool,
 }
 
 impl Default for RmcpMode {
@@ -33,6 +37,7 @@ impl Default for RmcpMode {
         RmcpMode {
             sessions: true,
             json_response: false,
+            modern_only: false,
         }
     }
 }
@@ -56,6 +61,7 @@ impl RmcpPeer {
             move || {
                 Ok(SurfaceHandler {
                     state: handler_state.clone(),
+                    modern_only: mode.modern_only,
                 })
             },
             LocalSessionManager::default().into(),
@@ -79,6 +85,7 @@ impl RmcpPeer {
 #[derive(Clone)]
 struct SurfaceHandler {
     state: Arc<RwLock<Value>>,
+    modern_only: bool,
 }
 
 impl SurfaceHandler {
@@ -116,6 +123,30 @@ impl SurfaceHandler {
 }
 
 impl ServerHandler for SurfaceHandler {
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        if self.modern_only {
+            Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+        } else {
+            Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if self.modern_only {
+            return Err(McpError::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("Unsupported protocol version: {}", request.protocol_version),
+                Some(json!({"supported": ["2026-07-28"], "requested": request.protocol_version})),
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     fn get_info(&self) -> ServerConfig {
         let surface = self.surface();
         let mut capabilities = json!({"tools": {}});
