@@ -1,0 +1,43 @@
+//! Shared helpers for the integration tests: real MCP peers on 127.0.0.1, hand-written fault
+//! servers, and the one place where the tests build their HTTP client.
+//!
+//! Use with `mod support;` from an integration test. Peers that need an external install
+//! (`tests/peers/install.sh`) return `None` when it is missing; the test then prints a note and
+//! returns, so `cargo test` passes on a bare clone.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod background;
+pub mod everything;
+pub mod faults;
+pub mod process;
+pub mod python;
+pub mod rmcp_peer;
+pub mod surface;
+
+use std::time::Duration;
+
+use mcp_surface_ledger::net::{Client, NetConfig};
+
+/// Per-request timeout of the test client: generous, tests never wait for it on the happy path.
+pub const TEST_REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The HTTP client every probe test uses: loopback targets allowed, default-like limits.
+/// This is the single place to adapt when the client's construction changes.
+pub fn loopback_client() -> Client {
+    client_with(TEST_REQUEST_TIMEOUT, 2_000_000)
+}
+
+/// A loopback client with a chosen per-request timeout and body cap (fault tests).
+pub fn client_with(request_timeout: Duration, max_response_bytes: u64) -> Client {
+    Client::new(NetConfig {
+        request_timeout,
+        max_redirects: 3,
+        max_response_bytes,
+    })
+    .expect("build the test HTTP client")
+}
+
+/// Prints why a test did nothing (a peer is not installed) so the skip is visible.
+pub fn skip(test: &str, why: &str) {
+    eprintln!("SKIP {test}: {why}");
+}
