@@ -1,5 +1,8 @@
 //! The REST storage backend against a recording fake of the Apify API on 127.0.0.1.
 
+// Helpers of these tests may panic: that is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod platform_fake;
 
 use std::collections::HashMap;
@@ -17,7 +20,9 @@ fn env_for(vars: Vec<(String, String)>) -> PlatformEnv {
 }
 
 async fn storage(fake: &FakeApify) -> ApifyStorage {
-    ApifyStorage::connect(&env_for(fake.env_vars())).await.unwrap()
+    ApifyStorage::connect(&env_for(fake.env_vars()))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -25,18 +30,31 @@ async fn reads_input_and_treats_404_as_no_record() {
     let fake = FakeApify::start().await;
     fake.state().records.insert(
         (DEFAULT_STORE.to_string(), "INPUT".to_string()),
-        (br#"{"servers":[]}"#.to_vec(), "application/json".to_string()),
+        (
+            br#"{"servers":[]}"#.to_vec(),
+            "application/json".to_string(),
+        ),
     );
     let storage = storage(&fake).await;
 
-    let input = storage.get_record(Store::Default, "INPUT").await.unwrap().unwrap();
+    let input = storage
+        .get_record(Store::Default, "INPUT")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(input.bytes, br#"{"servers":[]}"#);
     assert_eq!(input.content_type, "application/json");
-    assert_eq!(storage.get_record(Store::Default, "MISSING").await.unwrap(), None);
+    assert_eq!(
+        storage.get_record(Store::Default, "MISSING").await.unwrap(),
+        None
+    );
 
     let gets = fake.requests_to(Method::GET, "/v2/key-value-stores/");
     assert_eq!(gets.len(), 2);
-    assert_eq!(gets[0].path, format!("/v2/key-value-stores/{DEFAULT_STORE}/records/INPUT"));
+    assert_eq!(
+        gets[0].path,
+        format!("/v2/key-value-stores/{DEFAULT_STORE}/records/INPUT")
+    );
     assert_eq!(
         gets[0].header("authorization"),
         Some(format!("Bearer {TOKEN}").as_str())
@@ -61,7 +79,11 @@ async fn ledger_store_is_got_or_created_once_and_records_keep_their_content_type
         .put_record(Store::Default, "REPORT", html.clone())
         .await
         .unwrap();
-    let back = storage.get_record(Store::Ledger, "a").await.unwrap().unwrap();
+    let back = storage
+        .get_record(Store::Ledger, "a")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(back.bytes, br#"{"v":1}"#);
     assert_eq!(back.content_type, "application/json; charset=utf-8");
 
@@ -74,7 +96,10 @@ async fn ledger_store_is_got_or_created_once_and_records_keep_their_content_type
     let ledger_id = fake.state().named_stores[LEDGER_STORE_NAME].clone();
     let puts = fake.requests_to(Method::PUT, "/v2/key-value-stores/");
     assert_eq!(puts.len(), 2);
-    assert_eq!(puts[0].path, format!("/v2/key-value-stores/{ledger_id}/records/a"));
+    assert_eq!(
+        puts[0].path,
+        format!("/v2/key-value-stores/{ledger_id}/records/a")
+    );
     assert_eq!(
         puts[0].header("content-type"),
         Some("application/json; charset=utf-8")
@@ -83,10 +108,16 @@ async fn ledger_store_is_got_or_created_once_and_records_keep_their_content_type
         puts[1].path,
         format!("/v2/key-value-stores/{DEFAULT_STORE}/records/REPORT")
     );
-    assert_eq!(puts[1].header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(
+        puts[1].header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
     let state = fake.state();
     let stored = &state.records[&(DEFAULT_STORE.to_string(), "REPORT".to_string())];
-    assert_eq!((stored.0.as_slice(), stored.1.as_str()), (html.bytes.as_slice(), "text/html; charset=utf-8"));
+    assert_eq!(
+        (stored.0.as_slice(), stored.1.as_str()),
+        (html.bytes.as_slice(), "text/html; charset=utf-8")
+    );
 }
 
 #[tokio::test]
@@ -118,8 +149,16 @@ async fn pushes_keep_order_and_are_chunked_under_9_mib() {
     let pushes = fake.requests_to(Method::POST, &format!("/v2/datasets/{DATASET}/items"));
     assert!(pushes.len() >= 3, "{} requests", pushes.len());
     for push in &pushes {
-        assert!(push.body.len() <= 9 * 1024 * 1024, "{} bytes", push.body.len());
-        assert!(push.header("content-type").unwrap().starts_with("application/json"));
+        assert!(
+            push.body.len() <= 9 * 1024 * 1024,
+            "{} bytes",
+            push.body.len()
+        );
+        assert!(
+            push.header("content-type")
+                .unwrap()
+                .starts_with("application/json")
+        );
     }
     let stored = fake.state().datasets[DATASET].clone();
     let mut expected = items;
@@ -161,7 +200,13 @@ async fn server_errors_are_retried_and_client_errors_fail_at_once() {
     let storage = storage(&fake).await;
     let items_path = format!("/v2/datasets/{DATASET}/items");
     fake.fail_next(Method::POST, &items_path, 503, "server-error", "try later");
-    fake.fail_next(Method::POST, &items_path, 429, "rate-limit-exceeded", "slow down");
+    fake.fail_next(
+        Method::POST,
+        &items_path,
+        429,
+        "rate-limit-exceeded",
+        "slow down",
+    );
     storage.push_items(&[json!({"n": 1})]).await.unwrap();
     assert_eq!(fake.requests_to(Method::POST, &items_path).len(), 3);
     assert_eq!(fake.state().datasets[DATASET], vec![json!({"n": 1})]);
@@ -195,7 +240,10 @@ async fn network_errors_are_retried_then_reported() {
     let fake = FakeApify::start().await;
     let mut vars = fake.env_vars();
     vars.retain(|(k, _)| k != "APIFY_API_BASE_URL");
-    vars.push(("APIFY_API_BASE_URL".to_string(), format!("http://127.0.0.1:{port}")));
+    vars.push((
+        "APIFY_API_BASE_URL".to_string(),
+        format!("http://127.0.0.1:{port}"),
+    ));
     let storage = ApifyStorage::connect(&env_for(vars)).await.unwrap();
     let err = storage
         .get_record(Store::Default, "INPUT")

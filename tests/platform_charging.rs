@@ -1,5 +1,8 @@
 //! Pay-per-event charging: budget rule, charge calls against the recording fake, dry runs.
 
+// Helpers of these tests may panic: that is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod platform_fake;
 
 use std::collections::HashMap;
@@ -67,10 +70,16 @@ async fn charges_are_sent_with_names_counts_and_idempotency_keys() {
 
     assert_eq!(charging.charge("run_start", 1).await.unwrap(), 1);
     assert_eq!(charging.charge("server_checked", 3).await.unwrap(), 3);
-    assert_eq!(charging.charge("surface_change_recorded", 0).await.unwrap(), 0);
+    assert_eq!(
+        charging.charge("surface_change_recorded", 0).await.unwrap(),
+        0
+    );
 
     let charges = fake.state().charges.clone();
-    let sent: Vec<(&str, u64)> = charges.iter().map(|c| (c.event.as_str(), c.count)).collect();
+    let sent: Vec<(&str, u64)> = charges
+        .iter()
+        .map(|c| (c.event.as_str(), c.count))
+        .collect();
     assert_eq!(sent, vec![("run_start", 1), ("server_checked", 3)]);
     for charge in &charges {
         let prefix = format!("{RUN_ID}-{}-", charge.event);
@@ -83,7 +92,10 @@ async fn charges_are_sent_with_names_counts_and_idempotency_keys() {
 
     let requests = fake.requests_to(Method::POST, &format!("/v2/actor-runs/{RUN_ID}/charge"));
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[1].json(), json!({"eventName": "server_checked", "count": 3}));
+    assert_eq!(
+        requests[1].json(),
+        json!({"eventName": "server_checked", "count": 3})
+    );
     assert!(fake.requests_to(Method::GET, "/v2/actor-runs").is_empty());
 }
 
@@ -106,7 +118,10 @@ async fn a_charge_retried_after_429_and_500_is_charged_once_with_one_key() {
     assert!(keys.iter().all(|k| *k == keys[0]), "{keys:?}");
     let charges = fake.state().charges.clone();
     assert_eq!(charges.len(), 1);
-    assert_eq!((charges[0].event.as_str(), charges[0].count), ("server_checked", 2));
+    assert_eq!(
+        (charges[0].event.as_str(), charges[0].count),
+        ("server_checked", 2)
+    );
     assert_eq!(charges[0].idempotency_key, keys[0]);
 }
 
@@ -115,8 +130,18 @@ async fn a_refused_charge_fails_at_once_with_the_api_message() {
     let fake = FakeApify::start().await;
     let charging = platform_charging(&fake, "1").await;
     let path = format!("/v2/actor-runs/{RUN_ID}/charge");
-    fake.fail_next(Method::POST, &path, 400, "invalid-charge-event", "Event run_start is not configured");
-    let err = charging.charge("run_start", 1).await.unwrap_err().to_string();
+    fake.fail_next(
+        Method::POST,
+        &path,
+        400,
+        "invalid-charge-event",
+        "Event run_start is not configured",
+    );
+    let err = charging
+        .charge("run_start", 1)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("invalid-charge-event"), "{err}");
     assert!(err.contains("Event run_start is not configured"), "{err}");
     assert_eq!(fake.requests_to(Method::POST, &path).len(), 1);
@@ -126,7 +151,13 @@ async fn a_refused_charge_fails_at_once_with_the_api_message() {
 async fn platform_events_and_unpriced_events_are_never_sent() {
     let fake = FakeApify::start().await;
     let charging = platform_charging(&fake, "1").await;
-    assert_eq!(charging.charge("apify-default-dataset-item", 5).await.unwrap(), 5);
+    assert_eq!(
+        charging
+            .charge("apify-default-dataset-item", 5)
+            .await
+            .unwrap(),
+        5
+    );
     assert_eq!(charging.charge("not_configured", 2).await.unwrap(), 2);
     assert_eq!(charging.count("apify-default-dataset-item"), 5);
     assert!(fake.state().requests.is_empty());
@@ -169,18 +200,28 @@ async fn pricing_comes_from_the_run_object_when_the_env_has_none() {
     let api = ApiClient::new(&env).unwrap();
     let charging = Charging::init(&env, &api).await.unwrap();
 
-    assert_eq!(fake.requests_to(Method::GET, &format!("/v2/actor-runs/{RUN_ID}")).len(), 1);
+    assert_eq!(
+        fake.requests_to(Method::GET, &format!("/v2/actor-runs/{RUN_ID}"))
+            .len(),
+        1
+    );
     assert!(charging.is_pay_per_event());
     assert_eq!(charging.count("run_start"), 1);
     // 0.02 − 0.01 already charged leaves two servers.
     assert_eq!(charging.affordable("server_checked"), 2);
-    assert_eq!(charging.price("surface_change_recorded").to_string(), "0.002");
+    assert_eq!(
+        charging.price("surface_change_recorded").to_string(),
+        "0.002"
+    );
 }
 
 #[tokio::test]
 async fn a_free_actor_on_the_platform_charges_nothing_and_limits_nothing() {
     let fake = FakeApify::start().await;
-    let env = env_for(with(fake.env_vars(), &[("ACTOR_MAX_TOTAL_CHARGE_USD", "0")]));
+    let env = env_for(with(
+        fake.env_vars(),
+        &[("ACTOR_MAX_TOTAL_CHARGE_USD", "0")],
+    ));
     let api = ApiClient::new(&env).unwrap();
     let charging = Charging::init(&env, &api).await.unwrap();
     assert!(!charging.is_pay_per_event());
@@ -213,16 +254,27 @@ async fn local_runs_are_dry_runs_that_record_what_would_be_charged() {
     let summary = charging.summary();
     assert_eq!(summary["dry_run"], json!(true));
     assert_eq!(summary["events"]["server_checked"]["count"], json!(2));
-    assert_eq!(summary["events"]["server_checked"]["price_usd"], json!(0.005));
-    assert_eq!(summary["events"]["server_checked"]["total_usd"], json!(0.01));
+    assert_eq!(
+        summary["events"]["server_checked"]["price_usd"],
+        json!(0.005)
+    );
+    assert_eq!(
+        summary["events"]["server_checked"]["total_usd"],
+        json!(0.01)
+    );
     assert_eq!(summary["total_usd"], json!(0.02));
     assert_eq!(summary["max_total_charge_usd"], json!(0.02));
 
     let plain = env_for(vec![]);
-    let charging = Charging::init(&plain, &ApiClient::new(&plain).unwrap()).await.unwrap();
+    let charging = Charging::init(&plain, &ApiClient::new(&plain).unwrap())
+        .await
+        .unwrap();
     assert!(!charging.is_pay_per_event());
     assert_eq!(charging.charge("server_checked", 3).await.unwrap(), 3);
-    assert_eq!(charging.summary()["events"]["server_checked"]["count"], json!(3));
+    assert_eq!(
+        charging.summary()["events"]["server_checked"]["count"],
+        json!(3)
+    );
 }
 
 /// One charge call of the property test: which event and how many.

@@ -3,6 +3,9 @@
 //! Docker cannot run here, so the Dockerfile is parsed and checked instead: it builds with the
 //! same command as CI and its runtime stage runs the binary as a non-root user.
 
+// Helpers of these tests may panic: that is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -108,8 +111,15 @@ fn dockerfile_builds_like_ci_and_runs_as_a_non_root_user() {
     let runtime_image = runtime[0].args.split_whitespace().next().unwrap();
     assert!(runtime_image.contains("slim"), "{runtime_image}");
     let release = debian_release(builder_image);
-    assert!(release.is_some(), "the builder must name its Debian release: {builder_image}");
-    assert_eq!(release, debian_release(runtime_image), "builder and runtime releases differ");
+    assert!(
+        release.is_some(),
+        "the builder must name its Debian release: {builder_image}"
+    );
+    assert_eq!(
+        release,
+        debian_release(runtime_image),
+        "builder and runtime releases differ"
+    );
 
     // Runtime: last USER is not root, and the command is the binary.
     let user = runtime
@@ -118,7 +128,10 @@ fn dockerfile_builds_like_ci_and_runs_as_a_non_root_user() {
         .find(|i| i.keyword == "USER")
         .map(|i| i.args.split(':').next().unwrap_or("").to_string())
         .expect("the runtime stage sets USER");
-    assert!(!matches!(user.as_str(), "" | "root" | "0"), "runtime user {user:?}");
+    assert!(
+        !matches!(user.as_str(), "" | "root" | "0"),
+        "runtime user {user:?}"
+    );
     let copies_binary = runtime.iter().any(|i| {
         i.keyword == "COPY"
             && i.args.starts_with("--from=")
@@ -131,7 +144,10 @@ fn dockerfile_builds_like_ci_and_runs_as_a_non_root_user() {
         .find(|i| i.keyword == "CMD")
         .expect("the runtime stage has a CMD");
     let argv: Vec<String> = serde_json::from_str(&cmd.args).expect("CMD in exec form");
-    assert!(argv[0].ends_with(&format!("/{BINARY}")) || argv[0] == BINARY, "{argv:?}");
+    assert!(
+        argv[0].ends_with(&format!("/{BINARY}")) || argv[0] == BINARY,
+        "{argv:?}"
+    );
 }
 
 #[test]
@@ -157,10 +173,16 @@ fn dockerignore_keeps_local_state_out_and_sources_in() {
         .map(str::to_string)
         .collect();
     for must in ["target", ".git", "storage"] {
-        assert!(ignored.iter().any(|l| l == must), "{must} should be ignored");
+        assert!(
+            ignored.iter().any(|l| l == must),
+            "{must} should be ignored"
+        );
     }
     for keep in ["src", "Cargo.toml", "Cargo.lock", "tests", "README.md"] {
-        assert!(!ignored.iter().any(|l| l == keep), "{keep} must reach the build");
+        assert!(
+            !ignored.iter().any(|l| l == keep),
+            "{keep} must reach the build"
+        );
     }
 }
 

@@ -447,7 +447,10 @@ impl ApifyStorage {
         };
         Ok(ApifyStorage {
             run_id: required(&env.actor_run_id, "ACTOR_RUN_ID")?,
-            default_store_id: required(&env.default_kv_store_id, "ACTOR_DEFAULT_KEY_VALUE_STORE_ID")?,
+            default_store_id: required(
+                &env.default_kv_store_id,
+                "ACTOR_DEFAULT_KEY_VALUE_STORE_ID",
+            )?,
             dataset_id: required(&env.default_dataset_id, "ACTOR_DEFAULT_DATASET_ID")?,
             api,
             ledger_store_id: OnceCell::new(),
@@ -494,10 +497,7 @@ impl Storage for ApifyStorage {
         let store_id = self.store_id(store).await?;
         let request = self
             .api
-            .request(
-                Method::GET,
-                &["key-value-stores", store_id, "records", key],
-            )
+            .request(Method::GET, &["key-value-stores", store_id, "records", key])
             .query("attachment", "true");
         match self.api.send(request).await {
             Ok(response) => Ok(Some(Record {
@@ -518,10 +518,7 @@ impl Storage for ApifyStorage {
         let store_id = self.store_id(store).await?;
         let request = self
             .api
-            .request(
-                Method::PUT,
-                &["key-value-stores", store_id, "records", key],
-            )
+            .request(Method::PUT, &["key-value-stores", store_id, "records", key])
             .body(record.bytes, &record.content_type)?;
         self.api.send(request).await?;
         Ok(())
@@ -636,6 +633,10 @@ mod tests {
     fn randomness_varies() {
         let values: std::collections::HashSet<u64> = (0..100).map(|_| random_u64()).collect();
         assert!(values.len() > 95);
-        assert!((0..100).map(|_| random_unit()).all(|x| (0.0..1.0).contains(&x)));
+        assert!(
+            (0..100)
+                .map(|_| random_unit())
+                .all(|x| (0.0..1.0).contains(&x))
+        );
     }
 }

@@ -189,7 +189,10 @@ impl ChargeBook {
         if !self.pay_per_event {
             return Usd::ZERO;
         }
-        self.prices.get(event).copied().unwrap_or(self.unknown_price)
+        self.prices
+            .get(event)
+            .copied()
+            .unwrap_or(self.unknown_price)
     }
 
     fn total_nanos(&self) -> u128 {
@@ -275,28 +278,27 @@ impl Charging {
     /// `GET /v2/actor-runs/{runId}`. Locally the pricing variables are used when present, and
     /// `ACTOR_TEST_PAY_PER_EVENT` turns on pay-per-event pricing.
     pub async fn init(env: &PlatformEnv, api: &ApiClient) -> Result<Self, ChargingError> {
-        let source = if let (Some(pricing), Some(counts)) =
-            (&env.pricing_info, &env.charged_event_counts)
-        {
-            PricingSource::from_env(pricing, Some(counts), env.max_total_charge_usd)?
-        } else if env.is_at_home {
-            let run_id = env
-                .actor_run_id
-                .as_deref()
-                .ok_or(ChargingError::MissingRunId)?;
-            PricingSource::from_run(api, run_id, env.max_total_charge_usd).await?
-        } else if let Some(pricing) = &env.pricing_info {
-            PricingSource::from_env(
-                pricing,
-                env.charged_event_counts.as_deref(),
-                env.max_total_charge_usd,
-            )?
-        } else {
-            PricingSource {
-                max_total: env.max_total_charge_usd,
-                ..PricingSource::default()
-            }
-        };
+        let source =
+            if let (Some(pricing), Some(counts)) = (&env.pricing_info, &env.charged_event_counts) {
+                PricingSource::from_env(pricing, Some(counts), env.max_total_charge_usd)?
+            } else if env.is_at_home {
+                let run_id = env
+                    .actor_run_id
+                    .as_deref()
+                    .ok_or(ChargingError::MissingRunId)?;
+                PricingSource::from_run(api, run_id, env.max_total_charge_usd).await?
+            } else if let Some(pricing) = &env.pricing_info {
+                PricingSource::from_env(
+                    pricing,
+                    env.charged_event_counts.as_deref(),
+                    env.max_total_charge_usd,
+                )?
+            } else {
+                PricingSource {
+                    max_total: env.max_total_charge_usd,
+                    ..PricingSource::default()
+                }
+            };
 
         let sink = match (env.is_at_home, &env.actor_run_id) {
             (true, Some(run_id)) => Sink::Platform {
@@ -306,7 +308,8 @@ impl Charging {
             (true, None) => return Err(ChargingError::MissingRunId),
             (false, _) => Sink::DryRun,
         };
-        let pay_per_event = env.test_pay_per_event || source.model.as_deref() == Some(PAY_PER_EVENT);
+        let pay_per_event =
+            env.test_pay_per_event || source.model.as_deref() == Some(PAY_PER_EVENT);
         let unknown_price = if pay_per_event && !env.is_at_home {
             LOCAL_UNKNOWN_EVENT_PRICE
         } else {
@@ -522,7 +525,10 @@ impl PricingSource {
             match &event["eventPriceUsd"] {
                 // Tier-priced events have no flat price and cannot be charged through the API.
                 Value::Null => {
-                    tracing::warn!(event = name, "event has no flat price, it will not be charged");
+                    tracing::warn!(
+                        event = name,
+                        "event has no flat price, it will not be charged"
+                    );
                 }
                 price => {
                     let price = Usd::from_json(price, Rounding::Up)
@@ -536,7 +542,10 @@ impl PricingSource {
 }
 
 /// Reads `{"event": count}`; null means no counts.
-fn parse_counts(value: &Value, origin: &'static str) -> Result<BTreeMap<String, u64>, ChargingError> {
+fn parse_counts(
+    value: &Value,
+    origin: &'static str,
+) -> Result<BTreeMap<String, u64>, ChargingError> {
     let Some(object) = value.as_object() else {
         return match value {
             Value::Null => Ok(BTreeMap::new()),
@@ -601,7 +610,12 @@ mod tests {
 
     #[test]
     fn display_and_json() {
-        let cases = [("0", "0"), ("0.010", "0.01"), ("12.5", "12.5"), ("0.000000001", "0.000000001")];
+        let cases = [
+            ("0", "0"),
+            ("0.010", "0.01"),
+            ("12.5", "12.5"),
+            ("0.000000001", "0.000000001"),
+        ];
         for (text, shown) in cases {
             assert_eq!(usd(text).to_string(), shown);
         }
@@ -643,7 +657,11 @@ mod tests {
             (Some("0.025"), "unknown_event", u64::MAX),
         ];
         for (max, event, expected) in cases {
-            assert_eq!(book(max, PRICES).affordable(event), expected, "{max:?} {event}");
+            assert_eq!(
+                book(max, PRICES).affordable(event),
+                expected,
+                "{max:?} {event}"
+            );
         }
     }
 
@@ -681,7 +699,10 @@ mod tests {
         book.book("server_checked", 3);
         let summary = book.summary();
         assert_eq!(summary["events"]["server_checked"]["count"], json!(3));
-        assert_eq!(summary["events"]["server_checked"]["total_usd"], json!(0.015));
+        assert_eq!(
+            summary["events"]["server_checked"]["total_usd"],
+            json!(0.015)
+        );
         assert_eq!(summary["events"]["run_start"]["count"], json!(0));
         assert_eq!(summary["total_usd"], json!(0.015));
         assert_eq!(summary["max_total_charge_usd"], json!(1.0));
@@ -701,11 +722,20 @@ mod tests {
         assert_eq!(source.prices.len(), 1);
         assert_eq!(source.prices["run_start"], usd("0.01"));
         assert_eq!(source.titles["tiered"], "Tiered");
-        assert!(PricingSource::parse(&json!({}), "test").unwrap().model.is_none());
-        let bad = json!({"pricingPerEvent": {"actorChargeEvents": {"x": {"eventPriceUsd": "free"}}}});
+        assert!(
+            PricingSource::parse(&json!({}), "test")
+                .unwrap()
+                .model
+                .is_none()
+        );
+        let bad =
+            json!({"pricingPerEvent": {"actorChargeEvents": {"x": {"eventPriceUsd": "free"}}}});
         assert!(PricingSource::parse(&bad, "test").is_err());
         assert!(parse_counts(&json!({"run_start": -1}), "test").is_err());
-        assert_eq!(parse_counts(&json!({"run_start": 2}), "test").unwrap()["run_start"], 2);
+        assert_eq!(
+            parse_counts(&json!({"run_start": 2}), "test").unwrap()["run_start"],
+            2
+        );
     }
 
     #[test]

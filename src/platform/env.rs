@@ -142,7 +142,10 @@ impl PlatformEnv {
         let required = [
             ("APIFY_TOKEN", &self.token),
             ("ACTOR_RUN_ID", &self.actor_run_id),
-            ("ACTOR_DEFAULT_KEY_VALUE_STORE_ID", &self.default_kv_store_id),
+            (
+                "ACTOR_DEFAULT_KEY_VALUE_STORE_ID",
+                &self.default_kv_store_id,
+            ),
             ("ACTOR_DEFAULT_DATASET_ID", &self.default_dataset_id),
         ];
         match required.into_iter().find(|(_, value)| value.is_none()) {
@@ -324,7 +327,9 @@ mod tests {
         for (raw, expected) in cases {
             let env = read(&[("ACTOR_MAX_TOTAL_CHARGE_USD", raw)]).unwrap();
             assert_eq!(
-                env.max_total_charge_usd.map(|usd| usd.to_string()).as_deref(),
+                env.max_total_charge_usd
+                    .map(|usd| usd.to_string())
+                    .as_deref(),
                 expected,
                 "{raw:?}"
             );
@@ -336,18 +341,16 @@ mod tests {
     #[test]
     fn platform_requires_its_variables() {
         assert!(read(PLATFORM).is_ok());
-        for skip in 1..PLATFORM.len() {
+        for (missing, _) in &PLATFORM[1..] {
             let vars: Vec<_> = PLATFORM
                 .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != skip)
-                .map(|(_, v)| *v)
+                .filter(|(name, _)| name != missing)
+                .copied()
                 .collect();
             let err = read(&vars).unwrap_err();
             assert!(
-                err.to_string().contains(PLATFORM[skip].0),
-                "{err} should name {}",
-                PLATFORM[skip].0
+                err.to_string().contains(missing),
+                "{err} should name {missing}"
             );
         }
         let mut vars = PLATFORM.to_vec();

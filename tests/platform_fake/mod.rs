@@ -5,7 +5,8 @@
 //! 201 on push and charge), records every request, and can be told to fail chosen calls.
 //! Charges are de-duplicated by idempotency key, as the platform does.
 
-#![allow(dead_code)]
+// Test support code: panicking on a broken fake is the right failure.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -143,7 +144,14 @@ impl FakeApify {
     }
 
     /// Makes the next request with this method and path fail with `status`.
-    pub fn fail_next(&self, method: Method, path: &str, status: u16, error_type: &str, message: &str) {
+    pub fn fail_next(
+        &self,
+        method: Method,
+        path: &str,
+        status: u16,
+        error_type: &str,
+        message: &str,
+    ) {
         self.state().failures.push_back(Failure {
             method,
             path: path.to_string(),
@@ -200,7 +208,11 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         == Some(&format!("Bearer {TOKEN}"));
     if !authorized {
-        return error(401, "token-not-provided", "Authentication token was not provided");
+        return error(
+            401,
+            "token-not-provided",
+            "Authentication token was not provided",
+        );
     }
     if let Some(position) = state
         .failures
@@ -230,9 +242,10 @@ async fn handle(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("application/octet-stream")
                 .to_string();
-            state
-                .records
-                .insert((store.to_string(), key.to_string()), (body.to_vec(), content_type));
+            state.records.insert(
+                (store.to_string(), key.to_string()),
+                (body.to_vec(), content_type),
+            );
             empty_created()
         }
         (Method::POST, ["v2", "key-value-stores"]) => {
@@ -281,7 +294,8 @@ async fn handle(
             let Ok(charge) = serde_json::from_slice::<Value>(&body) else {
                 return error(400, "invalid-input", "body must be JSON");
             };
-            let (Some(event), Some(count)) = (charge["eventName"].as_str(), charge["count"].as_u64())
+            let (Some(event), Some(count)) =
+                (charge["eventName"].as_str(), charge["count"].as_u64())
             else {
                 return error(400, "invalid-input", "eventName and count are required");
             };
