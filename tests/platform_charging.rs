@@ -332,3 +332,23 @@ proptest! {
         })?;
     }
 }
+
+#[tokio::test]
+async fn charging_is_shared_across_tasks_without_exceeding_the_budget() {
+    let fake = FakeApify::start().await;
+    let charging = std::sync::Arc::new(platform_charging(&fake, "0.05").await);
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let charging = charging.clone();
+            tokio::spawn(async move { charging.charge("server_checked", 1).await.unwrap() })
+        })
+        .collect();
+    let mut charged = 0;
+    for task in tasks {
+        charged += task.await.unwrap();
+    }
+    // 0.05 / 0.005 = 10 servers, however the tasks interleave.
+    assert_eq!(charged, 10);
+    let sent: u64 = fake.state().charges.iter().map(|c| c.count).sum();
+    assert_eq!(sent, 10);
+}
