@@ -277,6 +277,11 @@ impl ApiClient {
                     tracing::warn!(%error, attempt = retry, ?delay, "Apify API call failed, retrying");
                     tokio::time::sleep(delay).await;
                 }
+                Err(error) if error.is_record_not_found() => {
+                    // An absent record is an answer, not a failure (e.g. no INPUT).
+                    tracing::debug!(%error, "Apify API: no such record");
+                    return Err(error);
+                }
                 Err(error) => {
                     tracing::error!(%error, "Apify API call failed");
                     return Err(error);
