@@ -4,10 +4,16 @@
 //! embedded default, [`LocalStorage`]) and the Apify REST API (when `APIFY_IS_AT_HOME` is set).
 //! The rest of the crate only sees the trait.
 
+mod apify;
+mod charging;
+mod env;
 mod local;
 
 use std::future::Future;
 
+pub use apify::{ApiClient, ApiError, ApifyStorage, RetryPolicy};
+pub use charging::{Charging, ChargingError, Rounding, Usd};
+pub use env::{EnvError, PlatformEnv};
 pub use local::LocalStorage;
 
 /// The named key-value store that holds the ledger records.

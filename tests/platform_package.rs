@@ -1,0 +1,246 @@
+//! The Actor package: `Dockerfile`, `.dockerignore`, `.actor/actor.json`, `.actor/output_schema.json`.
+//!
+//! Docker cannot run here, so the Dockerfile is parsed and checked instead: it builds with the
+//! same command as CI and its runtime stage runs the binary as a non-root user.
+
+// Helpers of these tests may panic: that is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The release build command CI runs; the image must build the same way.
+const CI_BUILD_COMMAND: &str = "cargo build --release --locked";
+
+/// The binary the image runs.
+const BINARY: &str = "mcp-surface-ledger";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: impl AsRef<Path>) -> String {
+    let path = root().join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// One Dockerfile instruction: keyword in upper case and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+struct Instruction {
+    keyword: String,
+    args: String,
+}
+
+/// Splits a Dockerfile into instructions, joining `\` continuations and dropping comments.
+fn parse_dockerfile(text: &str) -> Vec<Instruction> {
+    let mut instructions = Vec::new();
+    let mut pending = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('#') || (trimmed.is_empty() && pending.is_empty()) {
+            continue;
+        }
+        if let Some(head) = trimmed.strip_suffix('\\') {
+            pending.push_str(head);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(trimmed);
+        let full = std::mem::take(&mut pending);
+        let (keyword, args) = full.split_once(char::is_whitespace).unwrap_or((&full, ""));
+        instructions.push(Instruction {
+            keyword: keyword.to_ascii_uppercase(),
+            args: args.split_whitespace().collect::<Vec<_>>().join(" "),
+        });
+    }
+    instructions
+}
+
+/// The instructions grouped by build stage (each stage starts with `FROM`).
+fn stages(instructions: &[Instruction]) -> Vec<Vec<Instruction>> {
+    let mut stages: Vec<Vec<Instruction>> = Vec::new();
+    for instruction in instructions {
+        if instruction.keyword == "FROM" {
+            stages.push(Vec::new());
+        }
+        if let Some(stage) = stages.last_mut() {
+            stage.push(instruction.clone());
+        }
+    }
+    stages
+}
+
+/// The Debian release in an image tag such as `rust:1.95-slim-trixie` or `debian:trixie-slim`.
+fn debian_release(image: &str) -> Option<&'static str> {
+    ["bookworm", "trixie", "forky"]
+        .into_iter()
+        .find(|release| image.contains(release))
+}
+
+#[test]
+fn the_parser_sees_stages_continuations_and_comments() {
+    let text = "# c\nFROM a AS b\nRUN one \\\n    two\n\nFROM c\nUSER 1\n";
+    let parsed = parse_dockerfile(text);
+    assert_eq!(parsed.len(), 4);
+    assert_eq!(parsed[1].args, "one two");
+    let grouped = stages(&parsed);
+    assert_eq!(grouped.len(), 2);
+    assert_eq!(grouped[1][1].keyword, "USER");
+}
+
+#[test]
+fn dockerfile_builds_like_ci_and_runs_as_a_non_root_user() {
+    let instructions = parse_dockerfile(&read("Dockerfile"));
+    let stages = stages(&instructions);
+    assert!(stages.len() >= 2, "a multi-stage build is expected");
+    let builder = &stages[0];
+    let runtime = stages.last().unwrap();
+
+    // Builder: Rust image, builds with the CI command.
+    let builder_image = builder[0].args.split_whitespace().next().unwrap();
+    assert!(builder_image.starts_with("rust:"), "{builder_image}");
+    let builds: Vec<&Instruction> = builder
+        .iter()
+        .filter(|i| i.keyword == "RUN" && i.args.contains("cargo build"))
+        .collect();
+    assert_eq!(builds.len(), 1, "one release build in the builder stage");
+    assert_eq!(builds[0].args, CI_BUILD_COMMAND);
+
+    // Same pinned Debian release on both sides, slim runtime.
+    let runtime_image = runtime[0].args.split_whitespace().next().unwrap();
+    assert!(runtime_image.contains("slim"), "{runtime_image}");
+    let release = debian_release(builder_image);
+    assert!(
+        release.is_some(),
+        "the builder must name its Debian release: {builder_image}"
+    );
+    assert_eq!(
+        release,
+        debian_release(runtime_image),
+        "builder and runtime releases differ"
+    );
+
+    // Runtime: last USER is not root, and the command is the binary.
+    let user = runtime
+        .iter()
+        .rev()
+        .find(|i| i.keyword == "USER")
+        .map(|i| i.args.split(':').next().unwrap_or("").to_string())
+        .expect("the runtime stage sets USER");
+    assert!(
+        !matches!(user.as_str(), "" | "root" | "0"),
+        "runtime user {user:?}"
+    );
+    let copies_binary = runtime.iter().any(|i| {
+        i.keyword == "COPY"
+            && i.args.starts_with("--from=")
+            && i.args.contains(&format!("target/release/{BINARY}"))
+    });
+    assert!(copies_binary, "the runtime stage copies the release binary");
+    let cmd = runtime
+        .iter()
+        .rev()
+        .find(|i| i.keyword == "CMD")
+        .expect("the runtime stage has a CMD");
+    let argv: Vec<String> = serde_json::from_str(&cmd.args).expect("CMD in exec form");
+    assert!(
+        argv[0].ends_with(&format!("/{BINARY}")) || argv[0] == BINARY,
+        "{argv:?}"
+    );
+}
+
+#[test]
+fn ci_uses_the_same_build_command() {
+    let cargo_toml = read("Cargo.toml");
+    assert!(cargo_toml.contains(&format!("name = \"{BINARY}\"")));
+    let ci = root().join(".ci/run");
+    match std::fs::read_to_string(&ci) {
+        Ok(script) => assert!(
+            script.contains(CI_BUILD_COMMAND),
+            ".ci/run does not run `{CI_BUILD_COMMAND}`"
+        ),
+        Err(_) => eprintln!("SKIP: .ci/run not present, only the Dockerfile side is checked"),
+    }
+}
+
+#[test]
+fn dockerignore_keeps_local_state_out_and_sources_in() {
+    let ignored: Vec<String> = read(".dockerignore")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    for must in ["target", ".git", "storage"] {
+        assert!(
+            ignored.iter().any(|l| l == must),
+            "{must} should be ignored"
+        );
+    }
+    for keep in ["src", "Cargo.toml", "Cargo.lock", "tests", "README.md"] {
+        assert!(
+            !ignored.iter().any(|l| l == keep),
+            "{keep} must reach the build"
+        );
+    }
+}
+
+fn json_file(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn actor_json_is_complete_and_its_paths_resolve() {
+    let actor_dir = root().join(".actor");
+    let actor = json_file(&actor_dir.join("actor.json"));
+    assert_eq!(actor["actorSpecification"], 1);
+    assert_eq!(actor["name"], BINARY);
+    assert!(actor["title"].as_str().is_some_and(|t| !t.is_empty()));
+    let version = actor["version"].as_str().unwrap();
+    let parts: Vec<&str> = version.split('.').collect();
+    assert!(
+        (2..=3).contains(&parts.len()) && parts.iter().all(|p| p.parse::<u32>().is_ok()),
+        "version {version}"
+    );
+    assert_eq!(actor["input"], "../input_schema.json");
+    assert_eq!(actor["storages"]["dataset"], "../dataset_schema.json");
+
+    // Files owned by this package must exist; the schemas and README are checked when present.
+    for key in ["dockerfile", "output"] {
+        let path = actor_dir.join(actor[key].as_str().unwrap());
+        assert!(path.is_file(), "{key}: {} missing", path.display());
+    }
+    let elsewhere = [
+        actor["input"].as_str().unwrap(),
+        actor["storages"]["dataset"].as_str().unwrap(),
+    ];
+    for relative in elsewhere {
+        let path = actor_dir.join(relative);
+        if path.is_file() {
+            json_file(&path);
+        } else {
+            eprintln!("SKIP: {relative} not present yet");
+        }
+    }
+    assert!(actor["readme"].as_str().is_some());
+}
+
+#[test]
+fn output_schema_links_the_dataset_and_the_output_record() {
+    let schema = json_file(&root().join(".actor/output_schema.json"));
+    assert_eq!(schema["actorOutputSchemaVersion"], 1);
+    assert!(schema["title"].as_str().is_some());
+    let properties = schema["properties"].as_object().unwrap();
+    let templates: Vec<&str> = properties
+        .values()
+        .map(|p| {
+            assert_eq!(p["type"], "string");
+            assert!(p["title"].as_str().is_some());
+            p["template"].as_str().unwrap()
+        })
+        .collect();
+    assert!(templates.contains(&"{{links.apiDefaultDatasetUrl}}/items"));
+    assert!(templates.contains(&"{{links.apiDefaultKeyValueStoreUrl}}/records/OUTPUT"));
+}
