@@ -499,7 +499,7 @@ async fn a_refused_connection_is_connect_fail() {
 async fn an_unresolvable_name_is_dns_fail() {
     let failure = fail(
         &support::faults::unresolvable_url(),
-        &support::loopback_client(),
+        &support::no_dns_client(),
     )
     .await;
     assert_eq!(failure.error.reason_code(), ReasonCode::DnsFail);

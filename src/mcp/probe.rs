@@ -491,12 +491,7 @@ mod tests {
     #[test]
     fn the_probe_future_can_be_spawned() {
         fn assert_send<T: Send>(_: &T) {}
-        let client = Client::new(NetConfig {
-            request_timeout: Duration::from_secs(1),
-            max_redirects: 0,
-            max_response_bytes: 1,
-        })
-        .unwrap();
+        let client = Client::new(NetConfig::new(Duration::from_secs(1), 0, 1)).unwrap();
         let url = Url::parse("http://127.0.0.1:9/mcp").unwrap();
         let options = ProbeOptions::default();
         let future = probe(&client, &url, &options);

@@ -16,7 +16,9 @@ pub mod surface;
 
 use std::time::Duration;
 
-use mcp_surface_ledger::net::{Client, NetConfig};
+use std::sync::Arc;
+
+use mcp_surface_ledger::net::{Client, NetConfig, TableLookup};
 
 /// Per-request timeout of the test client: generous, tests never wait for it on the happy path.
 pub const TEST_REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -29,12 +31,15 @@ pub fn loopback_client() -> Client {
 
 /// A loopback client with a chosen per-request timeout and body cap (fault tests).
 pub fn client_with(request_timeout: Duration, max_response_bytes: u64) -> Client {
-    Client::new(NetConfig {
-        request_timeout,
-        max_redirects: 3,
-        max_response_bytes,
-    })
-    .expect("build the test HTTP client")
+    Client::new(NetConfig::new(request_timeout, 3, max_response_bytes).allow_private(true))
+        .expect("build the test HTTP client")
+}
+
+/// A client whose resolver knows no names at all: every host name fails like NXDOMAIN,
+/// without a query leaving the machine.
+pub fn no_dns_client() -> Client {
+    let config = NetConfig::new(TEST_REQUEST_TIMEOUT, 3, 2_000_000).allow_private(true);
+    Client::with_lookup(config, Arc::new(TableLookup::new())).expect("build the test HTTP client")
 }
 
 /// Prints why a test did nothing (a peer is not installed) so the skip is visible.
