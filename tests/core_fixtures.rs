@@ -2,6 +2,9 @@
 //! (`../shared/fixtures/github-mcp-server/`, one `tools/list` result per release).
 //! Skips with a note when the fixtures are not present.
 
+// Test helpers outside `#[test]` functions: a missing or broken fixture should fail loudly.
+#![allow(clippy::unwrap_used)]
+
 use mcp_surface_ledger::diff::{Change, ChangeClass, Compatibility, compare};
 use mcp_surface_ledger::surface::{ServerIdentity, Surface};
 use std::path::PathBuf;
@@ -258,4 +261,27 @@ fn parameter_description_only_edits_are_never_breaking() {
         }
     }
     assert!(seen > 0, "the fixtures contain description-only edits");
+}
+
+#[test]
+#[ignore = "prints every schema grade for manual review"]
+fn dump_schema_grades() {
+    for (old, new) in [
+        ("v0.23.0", "v0.24.0"),
+        ("v0.26.3", "v0.27.0"),
+        ("v0.30.3", "v0.31.0"),
+        ("v1.3.0", "v1.4.0"),
+        ("v1.4.0", "v1.5.0"),
+        ("v1.5.0", "v1.6.0"),
+    ] {
+        let Some(changes) = diff(old, new) else {
+            return;
+        };
+        for c in changes.iter().filter(|c| c.compatibility.is_some()) {
+            println!(
+                "{old}->{new} {:?} {:?} {:?} {:?}",
+                c.tool_name, c.severity, c.compatibility, c.details
+            );
+        }
+    }
 }

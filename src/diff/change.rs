@@ -1,7 +1,7 @@
 //! One change record, and the comparison of two surfaces that produces them.
 
 use super::class::{ChangeClass, Compatibility, Severity};
-use super::grade::{SchemaRole, grade_schema_change, same};
+use super::grade::{SchemaRole, grade_schema_change, opt_same, same};
 use crate::surface::{EffectiveAnnotations, Surface, Tool, canon, hash_value};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -179,14 +179,6 @@ fn compare_tool(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
         out,
     );
     hint_changes(old, new, out);
-}
-
-fn opt_same(a: Option<&Value>, b: Option<&Value>) -> bool {
-    match (a, b) {
-        (Some(x), Some(y)) => same(x, y),
-        (None, None) => true,
-        _ => false,
-    }
 }
 
 fn schema_change(

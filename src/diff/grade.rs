@@ -99,6 +99,12 @@ pub fn grade_schema_change(old: Option<&Value>, new: Option<&Value>, role: Schem
         }),
         (Some(o), Some(n)) => walk(o, n, "", &mut findings),
     }
+    if findings.is_empty() && !opt_same(old, new) {
+        findings.push(Finding {
+            effect: Effect::Notation,
+            text: "equivalent spelling at (root)".into(),
+        });
+    }
     Grade {
         compatibility: verdict(&findings, role),
         details: findings.into_iter().map(|f| f.text).collect(),
@@ -135,6 +141,15 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
         _ => a == b,
+    }
+}
+
+/// [`same`] for optional values (absent equals only absent).
+pub(crate) fn opt_same(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => same(x, y),
+        (None, None) => true,
+        _ => false,
     }
 }
 
