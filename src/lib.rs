@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //!
+//! - [`actor`]: Actor mode: picks the storage backend and charging from the environment.
 //! - [`input`]: the Actor input as a Rust type, with defaults, ranges and messages naming each bad field.
 //! - [`targets`]: turns input URLs into usable targets or `BLOCKED_TARGET` verdicts.
 //! - [`net`]: the only HTTP client that talks to targets (address policy, pinned resolver,
@@ -17,6 +18,7 @@
 //! - [`run`]: the orchestration of one Actor run.
 //! - [`reason`]: the reason codes, mapped from every error in one place.
 
+pub mod actor;
 pub mod diff;
 pub mod gate;
 pub mod input;

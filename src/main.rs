@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use mcp_surface_ledger::actor::{ActorArgs, run_actor};
 use mcp_surface_ledger::mcp::Era;
-use mcp_surface_ledger::platform::LocalStorage;
-use mcp_surface_ledger::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunOptions};
+use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_RUNTIME};
 
 /// Watches remote MCP servers and records every change of their declared surface.
 ///
@@ -49,12 +49,6 @@ fn parse_era(text: &str) -> Result<Era, String> {
     }
 }
 
-fn env_var(names: &[&str]) -> Option<String> {
-    names
-        .iter()
-        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
-}
-
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -84,12 +78,6 @@ fn exit(code: i32) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    if cli.allow_private_targets && env_var(&["APIFY_IS_AT_HOME"]).is_some() {
-        tracing::error!(
-            "--allow-private-targets is refused on the Apify platform (APIFY_IS_AT_HOME is set)"
-        );
-        return exit(EXIT_BAD_INPUT);
-    }
     let input_override = match cli.input.as_ref().map(read_input_override).transpose() {
         Ok(bytes) => bytes,
         Err(message) => {
@@ -97,17 +85,12 @@ fn main() -> ExitCode {
             return exit(EXIT_BAD_INPUT);
         }
     };
-    let options = RunOptions {
-        input_key: env_var(&["ACTOR_INPUT_KEY", "APIFY_INPUT_KEY"])
-            .unwrap_or_else(|| "INPUT".to_string()),
+    let args = ActorArgs {
         input_override,
+        storage_dir: cli.storage_dir,
         allow_private_targets: cli.allow_private_targets,
         force_era: cli.force_era,
     };
-    let root = cli
-        .storage_dir
-        .or_else(|| env_var(&["CRAWLEE_STORAGE_DIR", "APIFY_LOCAL_STORAGE_DIR"]).map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("./storage"));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -118,26 +101,5 @@ fn main() -> ExitCode {
             return exit(EXIT_RUNTIME);
         }
     };
-    let storage = match LocalStorage::open(&root) {
-        Ok(storage) => storage,
-        Err(error) => {
-            tracing::error!("cannot open local storage: {error}");
-            return exit(EXIT_RUNTIME);
-        }
-    };
-    match runtime.block_on(run::run(&storage, options)) {
-        Ok(outcome) => {
-            tracing::info!("{}", run::final_status(&outcome.summary));
-            if outcome.gate_tripped {
-                tracing::warn!("the fail_on gate tripped: exiting with code {EXIT_GATE}");
-                exit(EXIT_GATE)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        Err(error) => {
-            tracing::error!("{error}");
-            exit(error.exit_code())
-        }
-    }
+    exit(runtime.block_on(run_actor(args)))
 }

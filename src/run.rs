@@ -8,6 +8,7 @@
 //! ```
 //! This module only orchestrates: every decision of substance lives in the module that owns it.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -19,8 +20,8 @@ use crate::diff::{self, AuthState, Change};
 use crate::input::{Input, InputError};
 use crate::ledger::{Ledger, LedgerError, StoredSurface, Update};
 use crate::mcp::{self, Era, Observation, ProbeFailure, ProbeOptions};
-use crate::net::{self, NetConfig, PolicyMode};
-use crate::platform::{Record, Storage, StorageError, Store};
+use crate::net::{self, Lookup, NetConfig, PolicyMode};
+use crate::platform::{Charging, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
 use crate::report::{ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummary};
 use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface};
@@ -34,7 +35,7 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 pub const EXIT_RUNTIME: i32 = 3;
 
 /// How the operator started the run (never from INPUT).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// Key of the INPUT record in the default store.
     pub input_key: String,
@@ -44,6 +45,8 @@ pub struct RunOptions {
     pub allow_private_targets: bool,
     /// Test and diagnosis aid: speak only this protocol era.
     pub force_era: Option<Era>,
+    /// Test aid: resolve names through this lookup instead of the system resolver.
+    pub lookup: Option<Arc<dyn Lookup>>,
 }
 
 /// What a finished run reports to `main`.
@@ -88,6 +91,8 @@ enum Probed {
     Failed(Box<ProbeFailure>),
     TimedOut,
     RunDeadline,
+    /// The probe task panicked (a bug); reported, never fatal for the run.
+    Crashed(String),
 }
 
 /// The probe result of one target with the wall time it took.
@@ -95,6 +100,7 @@ struct Outcome {
     target: Target,
     probed: Probed,
     elapsed: Duration,
+    index: usize,
 }
 
 /// Everything one server contributed to the run's output.
@@ -105,8 +111,22 @@ struct ServerResult {
     surface_write: Option<(String, Record)>,
 }
 
-/// Runs the Actor once against `storage`.
-pub async fn run(storage: &impl Storage, options: RunOptions) -> Result<RunOutcome, RunError> {
+/// The pay-per-event events of seed 000.
+pub const EVENT_RUN_START: &str = "run_start";
+/// Charged once per server whose ledger status is `created` or `compared`.
+pub const EVENT_SERVER_CHECKED: &str = "server_checked";
+/// Charged once per change row.
+pub const EVENT_CHANGE_RECORDED: &str = "surface_change_recorded";
+
+/// How often the progress status message may be updated while probing.
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Runs the Actor once against `storage`, charging events through `charging`.
+pub async fn run(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: RunOptions,
+) -> Result<RunOutcome, RunError> {
     let input = match read_input(storage, &options).await {
         Ok(input) => input,
         Err(error) => {
@@ -125,47 +145,76 @@ pub async fn run(storage: &impl Storage, options: RunOptions) -> Result<RunOutco
     };
     let planned = targets::plan(&input.servers, &rules);
     let mut ledger = Ledger::load(storage, &input.ledger_name).await?;
-    let client = net::Client::new(
-        NetConfig::new(
-            input.request_timeout,
-            input.max_redirects,
-            input.max_response_bytes,
-        )
-        .allow_private(options.allow_private_targets)
-        .allowed_hosts(input.allowed_hosts.clone()),
+    let config = NetConfig::new(
+        input.request_timeout,
+        input.max_redirects,
+        input.max_response_bytes,
     )
+    .allow_private(options.allow_private_targets)
+    .allowed_hosts(input.allowed_hosts.clone());
+    let client = match &options.lookup {
+        Some(lookup) => net::Client::with_lookup(config, lookup.clone()),
+        None => net::Client::new(config),
+    }
     .map_err(|e| RunError::Client(e.to_string()))?;
 
-    let probe_targets: Vec<Target> = planned
-        .iter()
-        .filter_map(|p| match p {
-            Planned::Probe(t) => Some(t.clone()),
-            Planned::Blocked(_) => None,
-        })
-        .collect();
-    storage
-        .set_status_message(&format!("Checking {} servers", probe_targets.len()), false)
-        .await?;
-    let mut outcomes = probe_all(&client, &input, &ledger, &options, probe_targets).await;
-    outcomes.sort_by_key(|o| o.target.index);
-
+    charge(charging, EVENT_RUN_START, 1).await;
+    let (probe_targets, over_budget) =
+        split_by_budget(&planned, charging.affordable(EVENT_SERVER_CHECKED));
     let now = Utc::now();
-    let mut results = Vec::with_capacity(planned.len());
-    let mut outcomes = outcomes.into_iter().peekable();
+    let mut results: Vec<(usize, ServerResult)> = Vec::with_capacity(planned.len());
     for plan in &planned {
-        let result = match plan {
-            Planned::Blocked(blocked) => blocked_result(blocked, now),
-            Planned::Probe(target) => {
-                let Some(outcome) = outcomes.next_if(|o| o.target.index == target.index) else {
-                    continue;
-                };
-                record_outcome(storage, &mut ledger, &input, outcome, now).await?
-            }
-        };
-        log_verdict(&result.row);
-        results.push(result);
+        if let Planned::Blocked(blocked) = plan {
+            results.push((blocked.index, blocked_result(blocked, now)));
+        }
     }
-    finish(storage, &mut ledger, &input, results).await
+    for target in &over_budget {
+        results.push((target.index, over_budget_result(target, &ledger, now)));
+    }
+    let probed = probe_and_record(
+        storage,
+        charging,
+        &client,
+        &input,
+        &options,
+        &mut ledger,
+        probe_targets,
+        now,
+    )
+    .await?;
+    results.extend(probed);
+    results.sort_by_key(|(index, _)| *index);
+    let results = results.into_iter().map(|(_, result)| result).collect();
+    finish(storage, charging, &mut ledger, &input, results).await
+}
+
+/// Splits the usable targets into those the budget lets us read and those it does not.
+fn split_by_budget(planned: &[Planned], affordable: u64) -> (Vec<Target>, Vec<Target>) {
+    let usable = planned.iter().filter_map(|p| match p {
+        Planned::Probe(target) => Some(target.clone()),
+        Planned::Blocked(_) => None,
+    });
+    let (mut within, mut beyond) = (Vec::new(), Vec::new());
+    for target in usable {
+        if (within.len() as u64) < affordable {
+            within.push(target);
+        } else {
+            beyond.push(target);
+        }
+    }
+    (within, beyond)
+}
+
+/// Charges `count` events; a failed charge is logged and never stops the run (the event stays
+/// booked against the budget, so the maximum is still never exceeded).
+async fn charge(charging: &Charging, event: &str, count: u64) -> u64 {
+    match charging.charge(event, count).await {
+        Ok(charged) => charged,
+        Err(error) => {
+            tracing::warn!(event, count, %error, "charge failed");
+            count
+        }
+    }
 }
 
 async fn read_input(storage: &impl Storage, options: &RunOptions) -> Result<Input, InputError> {
@@ -189,19 +238,24 @@ async fn read_input(storage: &impl Storage, options: &RunOptions) -> Result<Inpu
     }
 }
 
-/// Probes every target with at most `concurrency` in flight, under both deadlines.
-async fn probe_all(
+/// Probes every target with at most `concurrency` in flight, under both deadlines, and records
+/// each outcome as soon as it arrives. Probes run as their own tasks, so recording one server
+/// never holds up the others.
+#[allow(clippy::too_many_arguments)]
+async fn probe_and_record(
+    storage: &impl Storage,
+    charging: &Charging,
     client: &net::Client,
     input: &Input,
-    ledger: &Ledger,
     options: &RunOptions,
+    ledger: &mut Ledger,
     targets: Vec<Target>,
-) -> Vec<Outcome> {
+    now: DateTime<Utc>,
+) -> Result<Vec<(usize, ServerResult)>, RunError> {
     let run_deadline = TokioInstant::now() + input.max_run_time;
     let total = targets.len();
-    let mut done = 0usize;
-    let mut outcomes = Vec::with_capacity(total);
-    let mut stream = futures::stream::iter(targets)
+    let jobs: Vec<(Target, ProbeOptions)> = targets
+        .into_iter()
         .map(|target| {
             let probe_options = ProbeOptions {
                 count_resources_and_prompts: input.count_resources_and_prompts,
@@ -209,53 +263,86 @@ async fn probe_all(
                 force_era: options.force_era,
                 ..ProbeOptions::default()
             };
-            probe_one(
+            (target, probe_options)
+        })
+        .collect();
+    let server_budget = input.max_server_time;
+    let mut outcomes = futures::stream::iter(jobs)
+        .map(|(target, probe_options)| {
+            let client = client.clone();
+            let index = target.index;
+            let task = tokio::spawn(probe_one(
                 client,
-                target,
+                target.clone(),
                 probe_options,
-                input.max_server_time,
+                server_budget,
                 run_deadline,
-            )
+            ));
+            async move {
+                task.await.unwrap_or_else(|error| Outcome {
+                    target,
+                    probed: Probed::Crashed(error.to_string()),
+                    elapsed: Duration::ZERO,
+                    index,
+                })
+            }
         })
         .buffer_unordered(input.concurrency);
-    while let Some(outcome) = stream.next().await {
-        done += 1;
-        tracing::debug!(done, total, server = outcome.target.key(), "probed");
-        outcomes.push(outcome);
+    let mut results = Vec::with_capacity(total);
+    let mut changes_seen = 0usize;
+    let mut last_progress = Instant::now();
+    while let Some(outcome) = outcomes.next().await {
+        let index = outcome.index;
+        let result = record_outcome(storage, charging, ledger, input, outcome, now).await?;
+        log_verdict(&result.row);
+        changes_seen += result.changes.len();
+        results.push((index, result));
+        if last_progress.elapsed() >= PROGRESS_INTERVAL {
+            last_progress = Instant::now();
+            let message = format!(
+                "Checked {}/{total} servers, {changes_seen} changes",
+                results.len()
+            );
+            if let Err(error) = storage.set_status_message(&message, false).await {
+                tracing::warn!(%error, "cannot update the status message");
+            }
+        }
     }
-    outcomes
+    Ok(results)
 }
 
 async fn probe_one(
-    client: &net::Client,
+    client: net::Client,
     target: Target,
     options: ProbeOptions,
     server_budget: Duration,
     run_deadline: TokioInstant,
 ) -> Outcome {
     let started = Instant::now();
+    let index = target.index;
     let now = TokioInstant::now();
     if now >= run_deadline {
         return Outcome {
             target,
             probed: Probed::RunDeadline,
             elapsed: Duration::ZERO,
+            index,
         };
     }
     let server_deadline = now + server_budget;
     let deadline = server_deadline.min(run_deadline);
-    let probed = match tokio::time::timeout_at(deadline, mcp::probe(client, &target.url, &options))
-        .await
-    {
-        Ok(Ok(observation)) => Probed::Read(Box::new(observation)),
-        Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
-        Err(_) if deadline == run_deadline && run_deadline < server_deadline => Probed::RunDeadline,
-        Err(_) => Probed::TimedOut,
-    };
+    let probed =
+        match tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await {
+            Ok(Ok(observation)) => Probed::Read(Box::new(observation)),
+            Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
+            Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
+            Err(_) => Probed::TimedOut,
+        };
     Outcome {
         target,
         probed,
         elapsed: started.elapsed(),
+        index,
     }
 }
 
@@ -273,6 +360,49 @@ fn blocked_result(blocked: &BlockedEntry, now: DateTime<Utc>) -> ServerResult {
     }
 }
 
+/// The row of a target the maximum total charge did not allow reading; its entry is kept.
+fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> ServerResult {
+    let entry = ledger.entry(target.key());
+    ServerResult {
+        row: ServerRow {
+            server_url: target.key().to_string(),
+            reason_code: Some(ReasonCode::BudgetExhausted),
+            error: Some(
+                "not read: the run's maximum total charge does not cover another server_checked event"
+                    .to_string(),
+            ),
+            ledger_status: Some(LedgerStatus::Unavailable),
+            previous_tool_digest: entry.and_then(|e| e.tool_digest.clone()),
+            first_seen: entry.map(|e| e.first_seen),
+            last_changed: entry.and_then(|e| e.last_changed),
+            ..base_row(now)
+        },
+        changes: Vec::new(),
+        surface_write: None,
+    }
+}
+
+/// Pays for a checked server and its change rows. When the budget cannot pay for every change
+/// row, nothing is charged and `false` comes back: the caller then leaves the ledger entry as it
+/// was (`deferred`), so the next run reports the same changes.
+async fn settle(charging: &Charging, change_rows: usize) -> bool {
+    let rows = change_rows as u64;
+    if rows > 0 && charging.affordable(EVENT_CHANGE_RECORDED) < rows {
+        return false;
+    }
+    charge(charging, EVENT_CHANGE_RECORDED, rows).await;
+    charge(charging, EVENT_SERVER_CHECKED, 1).await;
+    true
+}
+
+/// The note on a deferred row.
+fn deferred_note(change_rows: usize) -> String {
+    format!(
+        "{change_rows} changes found, but the maximum total charge cannot pay for all of them; \
+         the ledger entry was kept so the next run reports them"
+    )
+}
+
 fn base_row(now: DateTime<Utc>) -> ServerRow {
     ServerRow {
         record_type: "server",
@@ -285,6 +415,7 @@ fn base_row(now: DateTime<Utc>) -> ServerRow {
 /// Turns one probe outcome into rows and a ledger update.
 async fn record_outcome(
     storage: &impl Storage,
+    charging: &Charging,
     ledger: &mut Ledger,
     input: &Input,
     outcome: Outcome,
@@ -303,10 +434,10 @@ async fn record_outcome(
     }
     let result = match outcome.probed {
         Probed::Read(observation) => {
-            return record_readable(storage, ledger, input, row, *observation, now).await;
+            return record_readable(storage, charging, ledger, input, row, *observation, now).await;
         }
         Probed::Failed(failure) if failure.error.reason_code() == ReasonCode::AuthRequired => {
-            return Ok(record_auth_required(ledger, input, row, *failure, now));
+            return Ok(record_auth_required(charging, ledger, input, row, *failure, now).await);
         }
         Probed::Failed(failure) => {
             row.reason_code = Some(failure.error.reason_code());
@@ -329,6 +460,13 @@ async fn record_outcome(
             error: Some(format!(
                 "max_run_seconds ({}s) passed before this server was read",
                 input.max_run_time.as_secs()
+            )),
+            ..row
+        },
+        Probed::Crashed(message) => ServerRow {
+            reason_code: Some(ReasonCode::ToolsListFailed),
+            error: Some(format!(
+                "internal error while probing (please report): {message}"
             )),
             ..row
         },
@@ -363,6 +501,7 @@ fn identity_of(observation: &Observation) -> ServerIdentity {
 
 async fn record_readable(
     storage: &impl Storage,
+    charging: &Charging,
     ledger: &mut Ledger,
     input: &Input,
     mut row: ServerRow,
@@ -407,31 +546,42 @@ async fn record_readable(
             (LedgerStatus::Compared, changes)
         }
     };
+    let mut change_rows = alerted(input, &changes);
+    let deferred = !settle(charging, change_rows.len()).await;
+    let status = if deferred {
+        row.error = Some(deferred_note(change_rows.len()));
+        change_rows.clear();
+        LedgerStatus::Deferred
+    } else {
+        status
+    };
     let stored = StoredSurface::capture(&surface);
     let surface_key = stored.key();
-    let needs_write = ledger
-        .entry(&row.server_url)
-        .and_then(|e| e.surface_key.as_deref())
-        != Some(surface_key.as_str());
+    let needs_write = !deferred
+        && ledger
+            .entry(&row.server_url)
+            .and_then(|e| e.surface_key.as_deref())
+            != Some(surface_key.as_str());
     let surface_write = needs_write.then(|| {
         (
             surface_key.clone(),
             Record::json(serde_json::to_vec(&stored).unwrap_or_default()),
         )
     });
-    ledger.apply(
-        &row.server_url,
-        now,
-        Update::Readable {
-            surface: &surface,
-            surface_key,
-            era: observation.era,
-            transport: observation.transport.clone(),
-            auth: auth.clone(),
-        },
-        &changes,
-    );
-    let change_rows = alerted(input, &changes);
+    if !deferred {
+        ledger.apply(
+            &row.server_url,
+            now,
+            Update::Readable {
+                surface: &surface,
+                surface_key,
+                era: observation.era,
+                transport: observation.transport.clone(),
+                auth: auth.clone(),
+            },
+            &changes,
+        );
+    }
     let entry = ledger.entry(&row.server_url);
     Ok(ServerResult {
         row: ServerRow {
@@ -468,7 +618,8 @@ async fn record_readable(
     })
 }
 
-fn record_auth_required(
+async fn record_auth_required(
+    charging: &Charging,
     ledger: &mut Ledger,
     input: &Input,
     row: ServerRow,
@@ -487,13 +638,21 @@ fn record_auth_required(
             diff::compare_auth(&entry.auth, &auth),
         ),
     };
-    ledger.apply(&row.server_url, now, Update::AuthOnly { auth }, &changes);
-    let change_rows = alerted(input, &changes);
+    let mut change_rows = alerted(input, &changes);
+    let mut error = failure.error.to_string();
+    let status = if settle(charging, change_rows.len()).await {
+        ledger.apply(&row.server_url, now, Update::AuthOnly { auth }, &changes);
+        status
+    } else {
+        error = format!("{error}; {}", deferred_note(change_rows.len()));
+        change_rows.clear();
+        LedgerStatus::Deferred
+    };
     let entry = ledger.entry(&row.server_url);
     ServerResult {
         row: ServerRow {
             reason_code: Some(ReasonCode::AuthRequired),
-            error: Some(failure.error.to_string()),
+            error: Some(error),
             http_status: failure.http_status,
             final_url: failure.final_url.map(|u| u.to_string()),
             bytes_read: failure.bytes_read,
@@ -545,6 +704,7 @@ fn log_verdict(row: &ServerRow) {
 /// Writes rows, OUTPUT, surfaces and, last, the ledger index.
 async fn finish(
     storage: &impl Storage,
+    charging: &Charging,
     ledger: &mut Ledger,
     input: &Input,
     results: Vec<ServerResult>,
@@ -574,6 +734,7 @@ async fn finish(
     let mut summary = SummaryRow::tally(&server_rows, &change_rows);
     summary.alert_on = input.alert_on_names();
     summary.ledger_name = input.ledger_name.clone();
+    summary.charges = charging.summary();
     items.push(serde_json::to_value(&summary).unwrap_or(Value::Null));
     storage.push_items(&items).await?;
     let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();

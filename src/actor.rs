@@ -1,0 +1,102 @@
+//! Actor mode: picks the storage backend and the charging manager from the environment, then
+//! runs once.
+//!
+//! On the Apify platform (`APIFY_IS_AT_HOME`) rows and records go through the REST API and
+//! events are really charged; anywhere else the local storage layout is used and charging is a
+//! dry run recorded in the summary row. The private-target override is refused on the platform.
+
+use std::path::PathBuf;
+
+use crate::mcp::Era;
+use crate::platform::{ApiClient, ApifyStorage, Charging, LocalStorage, PlatformEnv, Storage};
+use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunOptions};
+
+/// What the operator chose on the command line for an Actor run.
+#[derive(Debug, Clone, Default)]
+pub struct ActorArgs {
+    /// INPUT bytes that replace the stored record.
+    pub input_override: Option<Vec<u8>>,
+    /// Local storage root, overriding the environment.
+    pub storage_dir: Option<PathBuf>,
+    /// Loopback and private targets may be contacted (never on the platform).
+    pub allow_private_targets: bool,
+    /// Speak only this protocol era.
+    pub force_era: Option<Era>,
+}
+
+/// Runs the Actor once and returns the process exit code.
+pub async fn run_actor(args: ActorArgs) -> i32 {
+    let env = match PlatformEnv::from_env() {
+        Ok(env) => env,
+        Err(error) => {
+            tracing::error!("{error}");
+            return EXIT_RUNTIME;
+        }
+    };
+    if env.is_at_home && args.allow_private_targets {
+        tracing::error!(
+            "--allow-private-targets (LEDGER_ALLOW_PRIVATE_TARGETS) is refused on the Apify platform"
+        );
+        return EXIT_BAD_INPUT;
+    }
+    let api = match ApiClient::new(&env) {
+        Ok(api) => api,
+        Err(error) => {
+            tracing::error!("cannot set up the Apify API client: {error}");
+            return EXIT_RUNTIME;
+        }
+    };
+    let charging = match Charging::init(&env, &api).await {
+        Ok(charging) => charging,
+        Err(error) => {
+            tracing::error!("cannot set up pay-per-event charging: {error}");
+            return EXIT_RUNTIME;
+        }
+    };
+    let options = RunOptions {
+        input_key: env.input_key.clone(),
+        input_override: args.input_override,
+        allow_private_targets: args.allow_private_targets,
+        force_era: args.force_era,
+        ..RunOptions::default()
+    };
+    if env.is_at_home {
+        match ApifyStorage::with_client(&env, api) {
+            Ok(storage) => finish(&storage, &charging, options).await,
+            Err(error) => {
+                tracing::error!("cannot use the Apify storage: {error}");
+                EXIT_RUNTIME
+            }
+        }
+    } else {
+        let root = args.storage_dir.unwrap_or(env.local_storage_dir);
+        match LocalStorage::open(&root) {
+            Ok(storage) => finish(&storage, &charging, options).await,
+            Err(error) => {
+                tracing::error!(
+                    "cannot open the local storage under {}: {error}",
+                    root.display()
+                );
+                EXIT_RUNTIME
+            }
+        }
+    }
+}
+
+async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions) -> i32 {
+    match run::run(storage, charging, options).await {
+        Ok(outcome) => {
+            tracing::info!("{}", run::final_status(&outcome.summary));
+            if outcome.gate_tripped {
+                tracing::warn!("the fail_on gate tripped: exit code {EXIT_GATE}");
+                EXIT_GATE
+            } else {
+                0
+            }
+        }
+        Err(error) => {
+            tracing::error!("{error}");
+            error.exit_code()
+        }
+    }
+}
