@@ -15,6 +15,7 @@
 //! - [`report`]: the dataset rows exactly as specified.
 //! - [`run`]: the orchestration of one Actor run.
 //! - [`reason`]: the reason codes, mapped from every error in one place.
+//! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
 pub mod diff;
 pub mod input;
@@ -24,6 +25,7 @@ pub mod net;
 pub mod platform;
 pub mod reason;
 pub mod report;
+pub mod risk;
 pub mod run;
 pub mod surface;
 pub mod targets;
