@@ -52,38 +52,180 @@ const VERBS: &[(Capability, &[&str])] = &[
     (
         Read,
         &[
-            "get", "list", "read", "search", "find", "query", "view", "show", "describe", "lookup", "retrieve",
-            "inspect", "browse", "fetch", "download", "count", "check", "explain", "analyze", "analyse",
-            "summarize", "preview", "export", "load", "scan", "stat", "watch", "poll", "cat", "ls",
+            "get",
+            "list",
+            "read",
+            "search",
+            "find",
+            "query",
+            "view",
+            "show",
+            "describe",
+            "lookup",
+            "retrieve",
+            "inspect",
+            "browse",
+            "fetch",
+            "download",
+            "count",
+            "check",
+            "explain",
+            "analyze",
+            "analyse",
+            "summarize",
+            "preview",
+            "export",
+            "load",
+            "scan",
+            "stat",
+            "watch",
+            "poll",
+            "cat",
+            "ls",
         ],
     ),
     (
         Write,
         &[
-            "create", "update", "add", "set", "write", "edit", "modify", "put", "post", "patch", "insert",
-            "upsert", "upload", "push", "commit", "merge", "fork", "star", "unstar", "assign", "unassign",
-            "rename", "move", "copy", "save", "submit", "resolve", "unresolve", "dismiss", "mark", "manage",
-            "reprioritize", "comment", "reply", "approve", "reject", "close", "reopen", "lock", "unlock",
-            "publish", "unpublish", "enable", "disable", "archive", "unarchive", "transfer", "invite",
-            "install", "configure", "replace", "append", "apply", "sync", "import", "restore", "undelete",
-            "recover", "schedule", "cancel", "request", "subscribe", "unsubscribe", "react", "link", "attach",
-            "detach", "toggle", "reset", "follow", "unfollow", "pin", "unpin", "change", "store", "register",
-            "start", "stop", "restart", "pause", "resume", "scale", "rollback", "revert", "clone", "duplicate",
-            "share", "grant", "revoke", "accept", "decline", "transition", "record", "deploy",
+            "create",
+            "update",
+            "add",
+            "set",
+            "write",
+            "edit",
+            "modify",
+            "put",
+            "post",
+            "patch",
+            "insert",
+            "upsert",
+            "upload",
+            "push",
+            "commit",
+            "merge",
+            "fork",
+            "star",
+            "unstar",
+            "assign",
+            "unassign",
+            "rename",
+            "move",
+            "copy",
+            "save",
+            "submit",
+            "resolve",
+            "unresolve",
+            "dismiss",
+            "mark",
+            "manage",
+            "reprioritize",
+            "comment",
+            "reply",
+            "approve",
+            "reject",
+            "close",
+            "reopen",
+            "lock",
+            "unlock",
+            "publish",
+            "unpublish",
+            "enable",
+            "disable",
+            "archive",
+            "unarchive",
+            "transfer",
+            "invite",
+            "install",
+            "configure",
+            "replace",
+            "append",
+            "apply",
+            "sync",
+            "import",
+            "restore",
+            "undelete",
+            "recover",
+            "schedule",
+            "cancel",
+            "subscribe",
+            "unsubscribe",
+            "react",
+            "link",
+            "attach",
+            "detach",
+            "toggle",
+            "reset",
+            "follow",
+            "unfollow",
+            "pin",
+            "unpin",
+            "change",
+            "store",
+            "register",
+            "start",
+            "stop",
+            "restart",
+            "pause",
+            "resume",
+            "scale",
+            "rollback",
+            "revert",
+            "clone",
+            "duplicate",
+            "share",
+            "grant",
+            "revoke",
+            "accept",
+            "decline",
+            "transition",
+            "record",
+            "deploy",
         ],
     ),
     (
         Delete,
         &[
-            "delete", "del", "remove", "rm", "destroy", "drop", "purge", "erase", "truncate", "wipe", "clear",
-            "uninstall", "trash", "rmdir", "prune", "flush",
+            "delete",
+            "del",
+            "remove",
+            "rm",
+            "destroy",
+            "drop",
+            "purge",
+            "erase",
+            "truncate",
+            "wipe",
+            "clear",
+            "uninstall",
+            "trash",
+            "rmdir",
+            "prune",
+            "flush",
         ],
     ),
     (
         Execute,
         &[
-            "run", "exec", "execute", "eval", "evaluate", "shell", "command", "cmd", "spawn", "invoke",
-            "trigger", "script", "bash", "sh", "powershell", "terminal", "console", "launch", "rerun", "repl",
+            "run",
+            "exec",
+            "execute",
+            "eval",
+            "evaluate",
+            "shell",
+            "command",
+            "cmd",
+            "spawn",
+            "invoke",
+            "trigger",
+            "script",
+            "bash",
+            "sh",
+            "powershell",
+            "terminal",
+            "console",
+            "launch",
+            "rerun",
+            "repl",
             "interpret",
         ],
     ),
@@ -94,39 +236,88 @@ const REACH: &[(Capability, &[&str])] = &[
     (
         Network,
         &[
-            "http", "https", "url", "urls", "uri", "fetch", "download", "upload", "webhook", "webhooks", "curl",
-            "wget", "browse", "browser", "navigate", "scrape", "crawl", "ping", "dns", "socket", "proxy", "web",
-            "website", "endpoint", "host", "hostname", "callback", "domain", "ip", "port",
+            "http", "https", "url", "urls", "uri", "fetch", "download", "upload", "webhook",
+            "webhooks", "curl", "wget", "browse", "browser", "navigate", "scrape", "crawl", "ping",
+            "dns", "socket", "proxy", "web", "website", "endpoint", "host", "hostname", "callback",
+            "domain", "ip", "port",
         ],
     ),
     (
         Filesystem,
         &[
-            "file", "files", "filesystem", "fs", "dir", "directory", "directories", "folder", "folders", "path",
-            "paths", "disk", "mkdir", "rmdir", "filename", "filepath",
+            "file",
+            "files",
+            "filesystem",
+            "fs",
+            "dir",
+            "directory",
+            "directories",
+            "folder",
+            "folders",
+            "path",
+            "paths",
+            "disk",
+            "mkdir",
+            "rmdir",
+            "filename",
+            "filepath",
         ],
     ),
     (
         Payment,
         &[
-            "payment", "payments", "pay", "charge", "charges", "invoice", "invoices", "refund", "refunds",
-            "billing", "checkout", "purchase", "buy", "wallet", "stripe", "paypal", "payout", "payouts",
-            "amount", "currency", "iban",
+            "payment", "payments", "pay", "charge", "charges", "invoice", "invoices", "refund",
+            "refunds", "billing", "checkout", "purchase", "buy", "wallet", "stripe", "paypal",
+            "payout", "payouts", "amount", "currency", "iban",
         ],
     ),
     (
         Messaging,
         &[
-            "send", "email", "emails", "mail", "message", "messages", "sms", "notify", "notification",
-            "notifications", "chat", "slack", "dm", "tweet", "broadcast", "whatsapp", "telegram", "discord",
-            "inbox", "recipient", "recipients", "cc", "bcc", "phone",
+            "send",
+            "email",
+            "emails",
+            "mail",
+            "message",
+            "messages",
+            "sms",
+            "notify",
+            "notification",
+            "notifications",
+            "chat",
+            "slack",
+            "dm",
+            "tweet",
+            "broadcast",
+            "whatsapp",
+            "telegram",
+            "discord",
+            "inbox",
+            "recipient",
+            "recipients",
+            "cc",
+            "bcc",
+            "phone",
         ],
     ),
     (
         Secrets,
         &[
-            "secret", "secrets", "password", "passwords", "passwd", "credential", "credentials", "vault",
-            "keychain", "keyring", "ssh", "apikey", "passphrase", "otp", "totp",
+            "secret",
+            "secrets",
+            "password",
+            "passwords",
+            "passwd",
+            "credential",
+            "credentials",
+            "vault",
+            "keychain",
+            "keyring",
+            "ssh",
+            "apikey",
+            "passphrase",
+            "otp",
+            "totp",
         ],
     ),
 ];
@@ -135,19 +326,51 @@ const REACH: &[(Capability, &[&str])] = &[
 const PROSE: &[(Capability, &[&str])] = &[
     (
         Network,
-        &["url", "urls", "uri", "http", "https", "webhook", "webhooks", "website", "webpage", "internet", "download", "upload", "curl", "wget"],
+        &[
+            "url", "urls", "uri", "http", "https", "webhook", "webhooks", "website", "webpage",
+            "internet", "curl", "wget",
+        ],
     ),
-    (Filesystem, &["filesystem", "directory", "directories", "folder", "folders"]),
+    (
+        Filesystem,
+        &[
+            "filesystem",
+            "directory",
+            "directories",
+            "folder",
+            "folders",
+        ],
+    ),
     (
         Payment,
-        &["payment", "payments", "refund", "refunds", "invoice", "invoices", "billing", "checkout", "stripe", "paypal", "payout"],
+        &[
+            "payment", "payments", "refund", "refunds", "invoice", "invoices", "billing",
+            "checkout", "stripe", "paypal", "payout",
+        ],
     ),
-    (Messaging, &["email", "emails", "sms", "slack", "whatsapp", "telegram", "discord"]),
-    (Secrets, &["secret", "secrets", "password", "passwords", "credential", "credentials"]),
+    (
+        Messaging,
+        &[
+            "email", "emails", "sms", "slack", "whatsapp", "telegram", "discord",
+        ],
+    ),
+    // Not "credentials": "accessible with current credentials" describes access, not handling.
+    (Secrets, &["secret", "secrets", "password", "passwords"]),
 ];
 
 /// Two-word names of secrets (`api key`, `access token`) and of prose reach (`file system`).
-const SECRET_PAIRS: &[&str] = &["api", "private", "access", "auth", "secret", "signing", "encryption", "bearer", "personal", "ssh"];
+const SECRET_PAIRS: &[&str] = &[
+    "api",
+    "private",
+    "access",
+    "auth",
+    "secret",
+    "signing",
+    "encryption",
+    "bearer",
+    "personal",
+    "ssh",
+];
 const PROSE_PAIRS: &[(Capability, &str, &str)] = &[
     (Filesystem, "file", "system"),
     (Filesystem, "local", "file"),
@@ -159,8 +382,19 @@ const PROSE_PAIRS: &[(Capability, &str, &str)] = &[
     (Network, "http", "request"),
 ];
 
+/// Words that name reach in a tool name but not in a parameter name (`message` of a commit).
+const PARAMETER_NOISE: &[&str] = &["message", "messages"];
+
 /// Parameters whose enum values name the operation the tool performs.
-const OPERATION_SELECTORS: &[&str] = &["method", "action", "operation", "op", "operations", "actions", "command"];
+const OPERATION_SELECTORS: &[&str] = &[
+    "method",
+    "action",
+    "operation",
+    "op",
+    "operations",
+    "actions",
+    "command",
+];
 
 /// All evidence for one tool, in the order found, without repeats.
 pub fn infer(tool: &Value, hints: &EffectiveHints) -> Vec<Evidence> {
@@ -171,20 +405,30 @@ pub fn infer(tool: &Value, hints: &EffectiveHints) -> Vec<Evidence> {
         .and_then(|a| a.get("title"))
         .and_then(Value::as_str)
         .unwrap_or("");
-    identifier_evidence("name token", &words(text("name")), VERBS, &mut found);
-    identifier_evidence("name token", &words(text("name")), REACH, &mut found);
-    for title in [text("title"), annotation_title] {
-        identifier_evidence("title word", &words(title), VERBS, &mut found);
-        identifier_evidence("title word", &words(title), REACH, &mut found);
+    for (label, source) in [
+        ("name token", text("name")),
+        ("title word", text("title")),
+        ("title word", annotation_title),
+    ] {
+        let tokens = words(source);
+        identifier_evidence(label, &verb_positions(&tokens), VERBS, &mut found);
+        identifier_evidence(label, &tokens, REACH, &mut found);
     }
     for (parameter, schema) in parameters(tool) {
         let tokens = words(parameter);
         parameter_evidence(parameter, &tokens, &mut found);
         if OPERATION_SELECTORS.contains(&parameter.to_lowercase().as_str()) {
-            for value in schema.get("enum").and_then(Value::as_array).into_iter().flatten() {
-                let Some(value) = value.as_str() else { continue };
+            for value in schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(value) = value.as_str() else {
+                    continue;
+                };
                 let label = format!("enum value {value:?} of parameter {parameter:?}, token");
-                identifier_evidence(&label, &words(value), VERBS, &mut found);
+                identifier_evidence(&label, &verb_positions(&words(value)), VERBS, &mut found);
             }
         }
     }
@@ -201,6 +445,23 @@ pub fn distinct(evidence: &[Evidence]) -> Vec<Capability> {
     capabilities
 }
 
+/// The tokens that stand where a verb stands. A name that starts with a verb (`get_workflow_run`)
+/// names its object after it, so later words are nouns (`run`), except after `and`/`or`
+/// (`create_or_update_file`). A name that starts with a noun (`repo_delete`, `issue_write`) keeps
+/// every token.
+fn verb_positions(tokens: &[String]) -> Vec<String> {
+    let is_verb = |t: &String| VERBS.iter().any(|(_, words)| words.contains(&t.as_str()));
+    if !tokens.first().is_some_and(is_verb) {
+        return tokens.to_vec();
+    }
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || matches!(tokens[i - 1].as_str(), "and" | "or" | "then"))
+        .map(|(_, t)| t.clone())
+        .collect()
+}
+
 fn parameters(tool: &Value) -> Vec<(&str, &Value)> {
     tool.get("inputSchema")
         .and_then(|s| s.get("properties"))
@@ -209,7 +470,12 @@ fn parameters(tool: &Value) -> Vec<(&str, &Value)> {
         .unwrap_or_default()
 }
 
-fn identifier_evidence(label: &str, tokens: &[String], table: &[(Capability, &[&str])], out: &mut Vec<Evidence>) {
+fn identifier_evidence(
+    label: &str,
+    tokens: &[String],
+    table: &[(Capability, &[&str])],
+    out: &mut Vec<Evidence>,
+) {
     for token in tokens {
         for (capability, vocabulary) in table {
             if vocabulary.contains(&token.as_str()) {
@@ -225,7 +491,8 @@ fn identifier_evidence(label: &str, tokens: &[String], table: &[(Capability, &[&
 
 fn secret_pairs(label: &str, tokens: &[String], out: &mut Vec<Evidence>) {
     for pair in tokens.windows(2) {
-        let is_secret = SECRET_PAIRS.contains(&pair[0].as_str()) && matches!(pair[1].as_str(), "key" | "keys" | "token" | "tokens");
+        let is_secret = SECRET_PAIRS.contains(&pair[0].as_str())
+            && matches!(pair[1].as_str(), "key" | "keys" | "token" | "tokens");
         if is_secret {
             out.push(Evidence {
                 capability: Secrets,
@@ -244,18 +511,25 @@ fn parameter_evidence(parameter: &str, tokens: &[String], out: &mut Vec<Evidence
         })
     };
     for (capability, vocabulary) in REACH {
-        if tokens.iter().any(|t| vocabulary.contains(&t.as_str())) {
+        let reaches = tokens
+            .iter()
+            .any(|t| vocabulary.contains(&t.as_str()) && !PARAMETER_NOISE.contains(&t.as_str()));
+        if reaches {
             push(*capability);
         }
     }
-    if matches!(whole.as_str(), "command" | "cmd" | "script" | "shell" | "shell_command") {
+    if matches!(
+        whole.as_str(),
+        "command" | "cmd" | "script" | "shell" | "shell_command"
+    ) {
         push(Execute);
     }
     if matches!(whole.as_str(), "to" | "token") {
         push(if whole == "to" { Messaging } else { Secrets });
     }
     let secret_pair = tokens.windows(2).any(|p| {
-        SECRET_PAIRS.contains(&p[0].as_str()) && matches!(p[1].as_str(), "key" | "keys" | "token" | "tokens")
+        SECRET_PAIRS.contains(&p[0].as_str())
+            && matches!(p[1].as_str(), "key" | "keys" | "token" | "tokens")
     });
     if secret_pair {
         push(Secrets);
@@ -289,7 +563,10 @@ fn prose_evidence(tokens: &[String], out: &mut Vec<Evidence>) {
 /// A tool whose words name no verb falls back on its effective read-only hint, so every tool
 /// gets at least one capability.
 fn annotation_evidence(hints: &EffectiveHints, out: &mut Vec<Evidence>) {
-    if out.iter().any(|e| matches!(e.capability, Read | Write | Delete | Execute)) {
+    if out
+        .iter()
+        .any(|e| matches!(e.capability, Read | Write | Delete | Execute))
+    {
         return;
     }
     out.push(if hints.read_only {
@@ -347,15 +624,27 @@ mod tests {
             ("create_payment_intent", &[Write, Payment]),
             ("get_api_key", &[Read, Secrets]),
             ("list_page_tokens", &[Read]),
+            ("get_workflow_run", &[Read]),
+            ("create_or_update_file", &[Write]),
+            ("search_and_replace", &[Read, Write]),
+            ("mark_all_notifications_read", &[Write]),
+            ("actions_run_trigger", &[Execute]),
+            ("repo_delete", &[Delete]),
         ];
         for (name, expected) in cases {
             let got = named(name);
             for capability in *expected {
-                assert!(got.contains(capability), "{name}: expected {capability:?} in {got:?}");
+                assert!(
+                    got.contains(capability),
+                    "{name}: expected {capability:?} in {got:?}"
+                );
             }
             let verbs = [Read, Write, Delete, Execute];
             for verb in verbs.iter().filter(|v| !expected.contains(v)) {
-                assert!(!got.contains(verb), "{name}: unexpected {verb:?} in {got:?}");
+                assert!(
+                    !got.contains(verb),
+                    "{name}: unexpected {verb:?} in {got:?}"
+                );
             }
         }
     }
@@ -370,14 +659,22 @@ mod tests {
             }}
         });
         let evidence = infer(&tool, &EffectiveHints::of(&tool));
-        let has = |c: Capability, e: &str| evidence.iter().any(|x| x.capability == c && x.evidence == e);
+        let has = |c: Capability, e: &str| {
+            evidence
+                .iter()
+                .any(|x| x.capability == c && x.evidence == e)
+        };
         assert!(has(Filesystem, "parameter \"file_path\""));
         assert!(has(Network, "parameter \"callbackUrl\""));
         assert!(has(Payment, "parameter \"amount\""));
         assert!(has(Messaging, "parameter \"recipients\""));
         assert!(has(Secrets, "parameter \"apiKey\""));
         assert!(has(Execute, "parameter \"command\""));
-        assert!(!evidence.iter().any(|x| x.evidence == "parameter \"page_token\""));
+        assert!(
+            !evidence
+                .iter()
+                .any(|x| x.evidence == "parameter \"page_token\"")
+        );
     }
 
     #[test]
@@ -390,21 +687,39 @@ mod tests {
             }}
         });
         let evidence = infer(&tool, &EffectiveHints::of(&tool));
-        assert!(evidence.iter().any(|e| e.capability == Delete && e.evidence.contains("\"delete\" of parameter \"method\"")));
-        assert!(!evidence.iter().any(|e| e.evidence.contains("parameter \"state\"")));
+        assert!(
+            evidence.iter().any(|e| e.capability == Delete
+                && e.evidence.contains("\"delete\" of parameter \"method\""))
+        );
+        assert!(
+            !evidence
+                .iter()
+                .any(|e| e.evidence.contains("parameter \"state\""))
+        );
     }
 
     #[test]
     fn falls_back_on_annotations_so_every_tool_has_a_capability() {
-        assert_eq!(caps(json!({"name": "frobnicate_widget", "annotations": {"readOnlyHint": true}})), [Read]);
+        assert_eq!(
+            caps(json!({"name": "frobnicate_widget", "annotations": {"readOnlyHint": true}})),
+            [Read]
+        );
         assert_eq!(caps(json!({"name": "frobnicate"})), [Write]);
-        let evidence = infer(&json!({"name": "x"}), &EffectiveHints::of(&json!({"name": "x"})));
-        assert_eq!(evidence[0].evidence, "no read-only promise (effective readOnlyHint: false)");
+        let evidence = infer(
+            &json!({"name": "x"}),
+            &EffectiveHints::of(&json!({"name": "x"})),
+        );
+        assert_eq!(
+            evidence[0].evidence,
+            "no read-only promise (effective readOnlyHint: false)"
+        );
     }
 
     #[test]
     fn description_gives_reach_but_not_verbs() {
-        let got = caps(json!({"name": "thing", "description": "Deletes everything. Posts to a webhook URL, reads the file system."}));
+        let got = caps(
+            json!({"name": "thing", "description": "Deletes everything. Posts to a webhook URL, reads the file system."}),
+        );
         assert!(got.contains(&Network));
         assert!(got.contains(&Filesystem));
         assert!(!got.contains(&Delete));

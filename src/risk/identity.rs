@@ -37,11 +37,17 @@ impl IdentitySignal {
 
 /// The signal for one server, if any. A changed name wins over the version rule; a version that
 /// was absent both times counts as unchanged (the server gave no version to bump).
-pub fn identity_signal(old: &ServerIdentity, new: &ServerIdentity, surface_changed: bool) -> Option<IdentitySignal> {
-    if old.server_name.is_some() && new.server_name.is_some() && old.server_name != new.server_name {
+pub fn identity_signal(
+    old: &ServerIdentity,
+    new: &ServerIdentity,
+    surface_changed: bool,
+) -> Option<IdentitySignal> {
+    if old.server_name.is_some() && new.server_name.is_some() && old.server_name != new.server_name
+    {
         return Some(IdentitySignal::ServerReplaced);
     }
-    (surface_changed && old.server_version == new.server_version).then_some(IdentitySignal::SurfaceChangedSameVersion)
+    (surface_changed && old.server_version == new.server_version)
+        .then_some(IdentitySignal::SurfaceChangedSameVersion)
 }
 
 #[cfg(test)]
@@ -60,16 +66,50 @@ mod tests {
     fn signal_table() {
         use IdentitySignal::*;
         let cases = [
-            (id(Some("a"), Some("1")), id(Some("a"), Some("1")), true, Some(SurfaceChangedSameVersion)),
-            (id(Some("a"), Some("1")), id(Some("a"), Some("1")), false, None),
-            (id(Some("a"), Some("1")), id(Some("a"), Some("2")), true, None),
-            (id(Some("a"), None), id(Some("a"), None), true, Some(SurfaceChangedSameVersion)),
-            (id(Some("a"), Some("1")), id(Some("b"), Some("1")), true, Some(ServerReplaced)),
-            (id(Some("a"), Some("1")), id(Some("b"), Some("9")), false, Some(ServerReplaced)),
+            (
+                id(Some("a"), Some("1")),
+                id(Some("a"), Some("1")),
+                true,
+                Some(SurfaceChangedSameVersion),
+            ),
+            (
+                id(Some("a"), Some("1")),
+                id(Some("a"), Some("1")),
+                false,
+                None,
+            ),
+            (
+                id(Some("a"), Some("1")),
+                id(Some("a"), Some("2")),
+                true,
+                None,
+            ),
+            (
+                id(Some("a"), None),
+                id(Some("a"), None),
+                true,
+                Some(SurfaceChangedSameVersion),
+            ),
+            (
+                id(Some("a"), Some("1")),
+                id(Some("b"), Some("1")),
+                true,
+                Some(ServerReplaced),
+            ),
+            (
+                id(Some("a"), Some("1")),
+                id(Some("b"), Some("9")),
+                false,
+                Some(ServerReplaced),
+            ),
             (id(None, Some("1")), id(Some("b"), Some("2")), true, None),
         ];
         for (old, new, changed, expected) in cases {
-            assert_eq!(identity_signal(&old, &new, changed), expected, "{old:?} → {new:?}, changed {changed}");
+            assert_eq!(
+                identity_signal(&old, &new, changed),
+                expected,
+                "{old:?} → {new:?}, changed {changed}"
+            );
         }
     }
 

@@ -138,7 +138,11 @@ pub fn assess_tool(tool: &Value) -> ToolAssessment {
 
 /// The risk rule: `high` for delete/execute/payment, an effective destructive hint or a marker;
 /// `medium` for write/messaging/secrets or network reach into an open world; else `low`.
-pub fn tool_risk(capabilities: &[Capability], hints: &EffectiveHints, findings: &[Finding]) -> Risk {
+pub fn tool_risk(
+    capabilities: &[Capability],
+    hints: &EffectiveHints,
+    findings: &[Finding],
+) -> Risk {
     let has = |c: Capability| capabilities.contains(&c);
     let high = has(Capability::Delete)
         || has(Capability::Execute)
@@ -176,7 +180,9 @@ pub fn capabilities_gained(old: &ToolAssessment, new: &ToolAssessment) -> Vec<Ca
 /// secrets, else `medium`.
 pub fn capability_added_severity(capability: Capability) -> Risk {
     match capability {
-        Capability::Delete | Capability::Execute | Capability::Payment | Capability::Secrets => Risk::High,
+        Capability::Delete | Capability::Execute | Capability::Payment | Capability::Secrets => {
+            Risk::High
+        }
         _ => Risk::Medium,
     }
 }

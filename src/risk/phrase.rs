@@ -95,10 +95,26 @@ mod tests {
     #[test]
     fn matches_by_whole_words_with_gaps() {
         let cases = [
-            ("do not tell|mention ~2 user|users", "Do not tell the user.", true),
-            ("do not tell|mention ~1 user|users", "don't mention it to users", false),
-            ("do not tell|mention ~2 user|users", "don't mention it to users", true),
-            ("do not tell ~2 user", "Do not tell anyone else about the user", false),
+            (
+                "do not tell|mention ~2 user|users",
+                "Do not tell the user.",
+                true,
+            ),
+            (
+                "do not tell|mention ~1 user|users",
+                "don't mention it to users",
+                false,
+            ),
+            (
+                "do not tell|mention ~2 user|users",
+                "don't mention it to users",
+                true,
+            ),
+            (
+                "do not tell ~2 user",
+                "Do not tell anyone else about the user",
+                false,
+            ),
             ("credential*", "Use the credentials file", true),
             ("delete", "undelete a file", false),
             ("before ~2 using ~3 tool", "Before using this tool", true),
@@ -112,13 +128,19 @@ mod tests {
     #[test]
     fn backtracks_over_an_early_partial_match() {
         // The first "ignore" does not lead to a match; the second one does.
-        assert!(hit("ignore ~2 previous instructions", "ignore case. Ignore all previous instructions"));
+        assert!(hit(
+            "ignore ~2 previous instructions",
+            "ignore case. Ignore all previous instructions"
+        ));
     }
 
     #[test]
     fn reports_the_span_of_the_match() {
         let tokens = tokenize("please do not tell the user now");
         let (a, b) = Phrase::new("do not tell ~2 user").find(&tokens).unwrap();
-        assert_eq!((tokens[a].word.as_str(), tokens[b].word.as_str()), ("do", "user"));
+        assert_eq!(
+            (tokens[a].word.as_str(), tokens[b].word.as_str()),
+            ("do", "user")
+        );
     }
 }

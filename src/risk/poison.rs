@@ -32,7 +32,15 @@ pub fn scan_text(pointer: &str, text: &str) -> Vec<Finding> {
     }
     let mut findings: Vec<Finding> = hits
         .into_iter()
-        .map(|(id, (start, end))| finding(kind::POISONING, id, pointer, excerpt(text, start, end), Risk::High))
+        .map(|(id, (start, end))| {
+            finding(
+                kind::POISONING,
+                id,
+                pointer,
+                excerpt(text, start, end),
+                Risk::High,
+            )
+        })
         .collect();
     if let Some((start, end)) = whitespace_padding(text) {
         findings.push(finding(
@@ -79,7 +87,13 @@ pub fn scan_tool(tool: &Value) -> Vec<Finding> {
         } else {
             (kind::ADVISORY, "exfil_carrier_candidate", Risk::Low)
         };
-        findings.push(finding(kind_, pattern, &pointer, unicode::escape_invisible(&name), severity));
+        findings.push(finding(
+            kind_,
+            pattern,
+            &pointer,
+            unicode::escape_invisible(&name),
+            severity,
+        ));
     }
     findings
 }
@@ -110,7 +124,10 @@ const CARRIER_NAMES: &[&str] = &[
 
 fn optional_carrier_parameters(tool: &Value) -> Vec<(String, String)> {
     let schema = tool.get("inputSchema");
-    let Some(properties) = schema.and_then(|s| s.get("properties")).and_then(Value::as_object) else {
+    let Some(properties) = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
         return Vec::new();
     };
     let required: Vec<&str> = schema
@@ -122,10 +139,19 @@ fn optional_carrier_parameters(tool: &Value) -> Vec<(String, String)> {
         .keys()
         .filter(|name| !required.contains(&name.as_str()))
         .filter(|name| {
-            let folded: String = name.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+            let folded: String = name
+                .chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase();
             CARRIER_NAMES.contains(&folded.as_str())
         })
-        .map(|name| (name.clone(), format!("/inputSchema/properties/{}", pointer_segment(name))))
+        .map(|name| {
+            (
+                name.clone(),
+                format!("/inputSchema/properties/{}", pointer_segment(name)),
+            )
+        })
         .collect()
 }
 
@@ -188,7 +214,9 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
                 &format!(
                     "{SEND}|put|add|insert|provide|record|store ~3 full|entire|whole|complete|all|every|verbatim ~2 conversation*|chat|transcript*|dialog*"
                 ),
-                &format!("{SEND}|put|add|insert|provide ~4 previous|prior|earlier|past ~2 conversation*|instructions|prompt*"),
+                &format!(
+                    "{SEND}|put|add|insert|provide ~4 previous|prior|earlier|past ~2 conversation*|instructions|prompt*"
+                ),
                 &format!("reveal|repeat|print|output|{SEND} ~4 system prompt*|instructions"),
             ],
         ),
@@ -236,6 +264,8 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
 });
 
 type Span = (usize, usize);
+/// A detector that looks at characters: returns the span of its first hit.
+type Detector = fn(&str) -> Option<Span>;
 
 /// Markers found by looking at characters rather than words.
 fn structural_markers(text: &str) -> Vec<(&'static str, Span)> {
@@ -246,7 +276,7 @@ fn structural_markers(text: &str) -> Vec<(&'static str, Span)> {
     }
     // ASCII lowercasing keeps every byte offset, so spans found in `lower` fit `text`.
     let lower = text.to_ascii_lowercase();
-    let checks: [(&'static str, fn(&str) -> Option<Span>); 6] = [
+    let checks: [(&'static str, Detector); 6] = [
         ("pseudo_system_tag", pseudo_system_tag),
         ("hidden_html_comment", hidden_html_comment),
         ("secret_file_path", secret_file_path),
@@ -301,14 +331,37 @@ fn tag_run_end(text: &str, start: usize) -> usize {
 /// `<IMPORTANT>`, `</system>`, `<|im_start|>`, `[SYSTEM]`, `[INST]`, `<<SYS>>`, `[IMPORTANT: …]`.
 fn pseudo_system_tag(lower: &str) -> Option<Span> {
     const ANGLE: &[&str] = &[
-        "important", "system", "system_prompt", "system-prompt", "instructions", "instruction", "sys", "hidden",
-        "secret", "admin", "assistant", "critical", "override", "im_start", "im_end", "prompt",
+        "important",
+        "system",
+        "system_prompt",
+        "system-prompt",
+        "instructions",
+        "instruction",
+        "sys",
+        "hidden",
+        "secret",
+        "admin",
+        "assistant",
+        "critical",
+        "override",
+        "im_start",
+        "im_end",
+        "prompt",
     ];
-    const SQUARE: &[&str] = &["important", "system", "inst", "sys", "admin", "hidden", "instructions", "instruction"];
-    if let Some(at) = lower.find("<|") {
-        if let Some(len) = lower[at..].find("|>") {
-            return Some((at, at + len + 2));
-        }
+    const SQUARE: &[&str] = &[
+        "important",
+        "system",
+        "inst",
+        "sys",
+        "admin",
+        "hidden",
+        "instructions",
+        "instruction",
+    ];
+    if let Some(at) = lower.find("<|")
+        && let Some(len) = lower[at..].find("|>")
+    {
+        return Some((at, at + len + 2));
     }
     if let Some(at) = lower.find("<<sys>>") {
         return Some((at, at + 7));
@@ -322,7 +375,9 @@ fn pseudo_system_tag(lower: &str) -> Option<Span> {
                 .unwrap_or(rest.len());
             let word = &rest[..word_len];
             let after = rest[word_len..].chars().next();
-            let closes = after == Some(close) || (open == '[' && after == Some(':')) || (open == '<' && after == Some(' '));
+            let closes = after == Some(close)
+                || (open == '[' && after == Some(':'))
+                || (open == '<' && after == Some(' '));
             if names.contains(&word) && closes {
                 let end = at + 1 + (lower.len() - at - 1 - rest.len()) + word_len + 1;
                 return Some((at, end.min(lower.len())));
@@ -343,16 +398,38 @@ fn hidden_html_comment(lower: &str) -> Option<Span> {
 /// Paths of keys and credentials that a tool has no business asking the model to read.
 fn secret_file_path(lower: &str) -> Option<Span> {
     const PATHS: &[&str] = &[
-        "~/.ssh", ".ssh/", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".aws/credentials", "~/.aws",
-        ".cursor/mcp.json", "~/.cursor", "claude_desktop_config.json", ".netrc", ".npmrc", ".pypirc",
-        ".git-credentials", ".docker/config.json", ".kube/config", "/etc/passwd", "/etc/shadow",
-        ".bash_history", ".zsh_history", ".pgpass", ".gnupg", "wallet.dat", ".config/gcloud",
+        "~/.ssh",
+        ".ssh/",
+        "id_rsa",
+        "id_ed25519",
+        "id_ecdsa",
+        "id_dsa",
+        ".aws/credentials",
+        "~/.aws",
+        ".cursor/mcp.json",
+        "~/.cursor",
+        "claude_desktop_config.json",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".docker/config.json",
+        ".kube/config",
+        "/etc/passwd",
+        "/etc/shadow",
+        ".bash_history",
+        ".zsh_history",
+        ".pgpass",
+        ".gnupg",
+        "wallet.dat",
+        ".config/gcloud",
     ];
     let word_char = |c: char| c.is_alphanumeric() || c == '_';
     let mut best: Option<Span> = None;
     for path in PATHS {
         for (at, _) in lower.match_indices(path) {
-            let before_ok = !path.starts_with(|c: char| c.is_alphanumeric()) || !lower[..at].ends_with(word_char);
+            let before_ok = !path.starts_with(|c: char| c.is_alphanumeric())
+                || !lower[..at].ends_with(word_char);
             let after_ok = path.ends_with('/') || !lower[at + path.len()..].starts_with(word_char);
             if before_ok && after_ok && best.is_none_or(|(s, _)| at < s) {
                 best = Some((at, at + path.len()));
@@ -364,28 +441,51 @@ fn secret_file_path(lower: &str) -> Option<Span> {
 
 /// `.env` as a file name (also `.env.local`), not `process.env` or `.environment`.
 fn dotenv_file(lower: &str) -> Option<Span> {
-    lower.match_indices(".env").map(|(at, _)| at).find(|&at| {
-        let before = lower[..at].chars().next_back();
-        let after = lower[at + 4..].chars().next();
-        let before_ok = before.is_none_or(|c| c.is_whitespace() || "'\"`/(~[".contains(c));
-        let after_ok = after.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        before_ok && after_ok
-    })
-    .map(|at| (at, at + 4))
+    lower
+        .match_indices(".env")
+        .map(|(at, _)| at)
+        .find(|&at| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + 4..].chars().next();
+            let before_ok = before.is_none_or(|c| c.is_whitespace() || "'\"`/(~[".contains(c));
+            let after_ok = after.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            before_ok && after_ok
+        })
+        .map(|at| (at, at + 4))
 }
 
 /// URLs to raw IP addresses, collection services or abused TLDs, and international phone numbers
 /// (the WhatsApp exfiltration shape).
 fn exfil_endpoint(lower: &str) -> Option<Span> {
     const SERVICES: &[&str] = &[
-        "ngrok.io", "ngrok-free.app", "ngrok.app", "webhook.site", "requestbin", "pipedream.net",
-        "burpcollaborator.net", "oast.fun", "oast.pro", "oast.live", "oast.site", "oast.online", "oast.me",
-        "interact.sh", "trycloudflare.com", "beeceptor.com", "hookbin.com", "requestcatcher.com",
-        "canarytokens", "pastebin.com", "transfer.sh", "serveo.net", "localtunnel.me", "loca.lt",
+        "ngrok.io",
+        "ngrok-free.app",
+        "ngrok.app",
+        "webhook.site",
+        "requestbin",
+        "pipedream.net",
+        "burpcollaborator.net",
+        "oast.fun",
+        "oast.pro",
+        "oast.live",
+        "oast.site",
+        "oast.online",
+        "oast.me",
+        "interact.sh",
+        "trycloudflare.com",
+        "beeceptor.com",
+        "hookbin.com",
+        "requestcatcher.com",
+        "canarytokens",
+        "pastebin.com",
+        "transfer.sh",
+        "serveo.net",
+        "localtunnel.me",
+        "loca.lt",
     ];
     const TLDS: &[&str] = &[
-        "tk", "ml", "ga", "cf", "gq", "xyz", "top", "zip", "mov", "click", "pw", "icu", "buzz", "cam",
-        "monster", "rest", "su", "cyou", "sbs", "lol", "onion",
+        "tk", "ml", "ga", "cf", "gq", "xyz", "top", "zip", "mov", "click", "pw", "icu", "buzz",
+        "cam", "monster", "rest", "su", "cyou", "sbs", "lol", "onion",
     ];
     for service in SERVICES {
         if let Some(at) = lower.find(service) {
@@ -396,11 +496,20 @@ fn exfil_endpoint(lower: &str) -> Option<Span> {
         for (at, _) in lower.match_indices(scheme) {
             let host_start = at + scheme.len();
             let rest = &lower[host_start..];
-            let host_len = rest.find(|c: char| "/:?#\"'`)]> \n\t".contains(c)).unwrap_or(rest.len());
+            let host_len = rest
+                .find(|c: char| "/:?#\"'`)]> \n\t".contains(c))
+                .unwrap_or(rest.len());
             let host = rest[..host_len].trim_end_matches('.');
-            let raw_ip = host.starts_with('[') || (!host.is_empty() && host.split('.').count() == 4
-                && host.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())));
-            let odd_tld = host.rsplit('.').next().is_some_and(|tld| host.contains('.') && TLDS.contains(&tld));
+            let raw_ip = host.starts_with('[')
+                || (!host.is_empty()
+                    && host.split('.').count() == 4
+                    && host
+                        .split('.')
+                        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())));
+            let odd_tld = host
+                .rsplit('.')
+                .next()
+                .is_some_and(|tld| host.contains('.') && TLDS.contains(&tld));
             if raw_ip || odd_tld {
                 return Some((at, host_start + host_len));
             }
@@ -412,7 +521,11 @@ fn exfil_endpoint(lower: &str) -> Option<Span> {
 /// `+` followed by 10 to 15 digits (spaces, dashes, dots and parentheses allowed between).
 fn phone_number(text: &str) -> Option<Span> {
     for (at, _) in text.match_indices('+') {
-        if text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric()) {
+        if text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric())
+        {
             continue;
         }
         let mut digits = 0;
@@ -436,10 +549,37 @@ fn phone_number(text: &str) -> Option<Span> {
 /// An upper-case credential variable (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`) near a verb that
 /// reads or moves it.
 fn credential_variable(text: &str) -> Option<Span> {
-    const PARTS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIALS", "APIKEY"];
+    const PARTS: &[&str] = &[
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIALS",
+        "APIKEY",
+    ];
     const VERBS: &[&str] = &[
-        "send", "include", "pass", "forward", "upload", "post", "share", "leak", "attach", "append", "copy",
-        "paste", "dump", "exfiltrate", "transmit", "email", "read", "print", "reveal", "output", "echo",
+        "send",
+        "include",
+        "pass",
+        "forward",
+        "upload",
+        "post",
+        "share",
+        "leak",
+        "attach",
+        "append",
+        "copy",
+        "paste",
+        "dump",
+        "exfiltrate",
+        "transmit",
+        "email",
+        "read",
+        "print",
+        "reveal",
+        "output",
+        "echo",
     ];
     let tokens = tokenize(text);
     let mut offset = 0;
@@ -448,7 +588,9 @@ fn credential_variable(text: &str) -> Option<Span> {
         offset += word.len() + 1;
         let shaped = word.len() >= 5
             && word.contains('_')
-            && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            && word
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
         if !shaped || !word.split('_').any(|p| PARTS.contains(&p)) {
             continue;
         }
@@ -467,15 +609,17 @@ fn encoded_blob(text: &str) -> Option<Span> {
     let mut offset = 0;
     for run in text.split(|c: char| !is_b64(c)) {
         let start = offset;
-        offset += run.len() + text[offset + run.len()..].chars().next().map_or(0, char::len_utf8);
+        offset += run.len()
+            + text[offset + run.len()..]
+                .chars()
+                .next()
+                .map_or(0, char::len_utf8);
         let body = run.trim_end_matches('=');
         if body.len() < 24 {
             continue;
         }
-        if let Some(decoded) = decode_base64(body) {
-            if reads_as_text(&decoded) {
-                return Some((start, start + run.len()));
-            }
+        if decode_base64(body).is_some_and(|decoded| reads_as_text(&decoded)) {
+            return Some((start, start + run.len()));
         }
     }
     None
@@ -508,7 +652,10 @@ fn reads_as_text(bytes: &[u8]) -> bool {
     if bytes.len() < 16 {
         return false;
     }
-    let printable = bytes.iter().filter(|b| matches!(b, 0x20..=0x7E | b'\n' | b'\t')).count();
+    let printable = bytes
+        .iter()
+        .filter(|b| matches!(b, 0x20..=0x7E | b'\n' | b'\t'))
+        .count();
     let letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count();
     let spaces = bytes.iter().filter(|b| **b == b' ').count();
     printable * 10 >= bytes.len() * 9 && letters * 2 >= bytes.len() && spaces >= 1
@@ -528,7 +675,9 @@ fn whitespace_padding(text: &str) -> Option<Span> {
                 spaces += 1;
             }
             if spaces >= 40 || newlines >= 10 {
-                let end = text[i..].find(|c: char| !c.is_whitespace()).map_or(text.len(), |j| i + j);
+                let end = text[i..]
+                    .find(|c: char| !c.is_whitespace())
+                    .map_or(text.len(), |j| i + j);
                 return Some((start, end));
             }
         } else {

@@ -25,13 +25,22 @@ pub struct EffectiveHints {
     pub declared: bool,
 }
 
-const HINTS: [&str; 4] = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+const HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
 
 impl EffectiveHints {
     /// Reads the hints of a tool object; a hint that is not a boolean counts as absent.
     pub fn of(tool: &Value) -> EffectiveHints {
         let annotations = tool.get("annotations");
-        let hint = |name: &str| annotations.and_then(|a| a.get(name)).and_then(Value::as_bool);
+        let hint = |name: &str| {
+            annotations
+                .and_then(|a| a.get(name))
+                .and_then(Value::as_bool)
+        };
         EffectiveHints {
             read_only: hint("readOnlyHint").unwrap_or(false),
             destructive: hint("destructiveHint").unwrap_or(true),
@@ -64,14 +73,18 @@ impl SchemaSummary {
     /// Summarizes `tool.inputSchema`; a missing or non-object schema counts as empty and open.
     pub fn of(tool: &Value) -> SchemaSummary {
         let schema = tool.get("inputSchema");
-        let properties = schema.and_then(|s| s.get("properties")).and_then(Value::as_object);
+        let properties = schema
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object);
         SchemaSummary {
             properties: properties.map_or(0, |p| p.len()),
             required: schema
                 .and_then(|s| s.get("required"))
                 .and_then(Value::as_array)
                 .map_or(0, |r| r.iter().filter(|v| v.is_string()).count()),
-            described_properties: properties.map_or(0, |p| p.values().filter(|v| has_text(v, "description")).count()),
+            described_properties: properties.map_or(0, |p| {
+                p.values().filter(|v| has_text(v, "description")).count()
+            }),
             closed: schema.and_then(|s| s.get("additionalProperties")) == Some(&Value::Bool(false)),
         }
     }
@@ -85,7 +98,11 @@ fn has_text(value: &Value, key: &str) -> bool {
 }
 
 /// Hints that contradict what the tool's words say it does, and missing annotations.
-pub fn annotation_findings(tool: &Value, hints: &EffectiveHints, evidence: &[Evidence]) -> Vec<Finding> {
+pub fn annotation_findings(
+    tool: &Value,
+    hints: &EffectiveHints,
+    evidence: &[Evidence],
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     if !hints.declared {
         findings.push(finding(
@@ -97,31 +114,59 @@ pub fn annotation_findings(tool: &Value, hints: &EffectiveHints, evidence: &[Evi
         ));
     }
     let verb_evidence = |capability: Capability| {
-        evidence
-            .iter()
-            .find(|e| e.capability == capability && !e.evidence.starts_with("description") && !e.evidence.starts_with("annotation"))
+        evidence.iter().find(|e| {
+            e.capability == capability
+                && !e.evidence.starts_with("description")
+                && !e.evidence.starts_with("annotation")
+        })
     };
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
-    let mut contradiction = |pattern: &str, pointer: &str, capability: Capability, severity: Risk| {
-        if let Some(e) = verb_evidence(capability) {
-            findings.push(finding(
-                kind::ANNOTATION_INCONSISTENCY,
-                pattern,
-                pointer,
-                format!("{name}: {}", e.evidence),
-                severity,
-            ));
-        }
-    };
+    let mut contradiction =
+        |pattern: &str, pointer: &str, capability: Capability, severity: Risk| {
+            if let Some(e) = verb_evidence(capability) {
+                findings.push(finding(
+                    kind::ANNOTATION_INCONSISTENCY,
+                    pattern,
+                    pointer,
+                    format!("{name}: {}", e.evidence),
+                    severity,
+                ));
+            }
+        };
     if hints.read_only {
-        contradiction("read_only_but_deletes", "/annotations/readOnlyHint", Capability::Delete, Risk::High);
-        contradiction("read_only_but_executes", "/annotations/readOnlyHint", Capability::Execute, Risk::Medium);
-        contradiction("read_only_but_writes", "/annotations/readOnlyHint", Capability::Write, Risk::Medium);
+        contradiction(
+            "read_only_but_deletes",
+            "/annotations/readOnlyHint",
+            Capability::Delete,
+            Risk::High,
+        );
+        contradiction(
+            "read_only_but_executes",
+            "/annotations/readOnlyHint",
+            Capability::Execute,
+            Risk::Medium,
+        );
+        contradiction(
+            "read_only_but_writes",
+            "/annotations/readOnlyHint",
+            Capability::Write,
+            Risk::Medium,
+        );
     } else if !hints.destructive {
-        contradiction("non_destructive_but_deletes", "/annotations/destructiveHint", Capability::Delete, Risk::Medium);
+        contradiction(
+            "non_destructive_but_deletes",
+            "/annotations/destructiveHint",
+            Capability::Delete,
+            Risk::Medium,
+        );
     }
     if !hints.open_world {
-        contradiction("closed_world_but_network", "/annotations/openWorldHint", Capability::Network, Risk::Low);
+        contradiction(
+            "closed_world_but_network",
+            "/annotations/openWorldHint",
+            Capability::Network,
+            Risk::Low,
+        );
     }
     findings
 }
@@ -130,7 +175,13 @@ pub fn annotation_findings(tool: &Value, hints: &EffectiveHints, evidence: &[Evi
 pub fn schema_findings(tool: &Value) -> Vec<Finding> {
     let mut findings = Vec::new();
     if !has_text(tool, "description") {
-        findings.push(finding(kind::MISSING_DESCRIPTION, "missing_description", "/description", String::new(), Risk::Low));
+        findings.push(finding(
+            kind::MISSING_DESCRIPTION,
+            "missing_description",
+            "/description",
+            String::new(),
+            Risk::Low,
+        ));
     }
     let schema = tool.get("inputSchema");
     if !schema.is_some_and(Value::is_object) {
@@ -142,7 +193,9 @@ pub fn schema_findings(tool: &Value) -> Vec<Finding> {
             Risk::Low,
         ));
     }
-    let properties = schema.and_then(|s| s.get("properties")).and_then(Value::as_object);
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
     for (name, property) in properties.into_iter().flatten() {
         if !has_text(property, "description") {
             findings.push(finding(
@@ -176,17 +229,30 @@ mod tests {
     fn annotation_patterns(tool: Value) -> Vec<String> {
         let hints = EffectiveHints::of(&tool);
         let evidence = capability::infer(&tool, &hints);
-        annotation_findings(&tool, &hints, &evidence).into_iter().map(|f| f.pattern).collect()
+        annotation_findings(&tool, &hints, &evidence)
+            .into_iter()
+            .map(|f| f.pattern)
+            .collect()
     }
 
     #[test]
     fn effective_defaults_apply() {
         let none = EffectiveHints::of(&json!({"name": "x"}));
-        assert!(!none.read_only && none.destructive && !none.idempotent && none.open_world && !none.declared);
+        assert!(
+            !none.read_only
+                && none.destructive
+                && !none.idempotent
+                && none.open_world
+                && !none.declared
+        );
         assert!(none.is_destructive());
-        let read_only = EffectiveHints::of(&json!({"annotations": {"readOnlyHint": true, "destructiveHint": true}}));
+        let read_only = EffectiveHints::of(
+            &json!({"annotations": {"readOnlyHint": true, "destructiveHint": true}}),
+        );
         assert!(!read_only.is_destructive());
-        let explicit = EffectiveHints::of(&json!({"annotations": {"readOnlyHint": false, "destructiveHint": false}}));
+        let explicit = EffectiveHints::of(
+            &json!({"annotations": {"readOnlyHint": false, "destructiveHint": false}}),
+        );
         assert!(!explicit.is_destructive() && explicit.declared);
         let wrong_type = EffectiveHints::of(&json!({"annotations": {"readOnlyHint": "true"}}));
         assert!(!wrong_type.read_only && !wrong_type.declared);
@@ -195,15 +261,39 @@ mod tests {
     #[test]
     fn hints_that_contradict_the_name() {
         let cases: &[(Value, &[&str])] = &[
-            (json!({"name": "delete_repository", "annotations": {"readOnlyHint": true}}), &["read_only_but_deletes"]),
-            (json!({"name": "run_query", "annotations": {"readOnlyHint": true}}), &["read_only_but_executes"]),
-            (json!({"name": "create_issue", "annotations": {"readOnlyHint": true}}), &["read_only_but_writes"]),
-            (json!({"name": "remove_user", "annotations": {"destructiveHint": false}}), &["non_destructive_but_deletes"]),
-            (json!({"name": "fetch_url", "annotations": {"readOnlyHint": true, "openWorldHint": false}}), &["closed_world_but_network"]),
-            (json!({"name": "get_issue", "annotations": {"readOnlyHint": true}}), &[]),
-            (json!({"name": "delete_file", "annotations": {"destructiveHint": true}}), &[]),
+            (
+                json!({"name": "delete_repository", "annotations": {"readOnlyHint": true}}),
+                &["read_only_but_deletes"],
+            ),
+            (
+                json!({"name": "run_query", "annotations": {"readOnlyHint": true}}),
+                &["read_only_but_executes"],
+            ),
+            (
+                json!({"name": "create_issue", "annotations": {"readOnlyHint": true}}),
+                &["read_only_but_writes"],
+            ),
+            (
+                json!({"name": "remove_user", "annotations": {"destructiveHint": false}}),
+                &["non_destructive_but_deletes"],
+            ),
+            (
+                json!({"name": "fetch_url", "annotations": {"readOnlyHint": true, "openWorldHint": false}}),
+                &["closed_world_but_network"],
+            ),
+            (
+                json!({"name": "get_issue", "annotations": {"readOnlyHint": true}}),
+                &[],
+            ),
+            (
+                json!({"name": "delete_file", "annotations": {"destructiveHint": true}}),
+                &[],
+            ),
             (json!({"name": "get_issue"}), &["missing_annotations"]),
-            (json!({"name": "get_issue", "annotations": {"title": "Get issue"}}), &["missing_annotations"]),
+            (
+                json!({"name": "get_issue", "annotations": {"title": "Get issue"}}),
+                &["missing_annotations"],
+            ),
         ];
         for (tool, expected) in cases {
             assert_eq!(annotation_patterns(tool.clone()), *expected, "tool {tool}");
@@ -226,24 +316,44 @@ mod tests {
         }});
         assert_eq!(
             SchemaSummary::of(&tool),
-            SchemaSummary { properties: 3, required: 2, described_properties: 1, closed: true }
+            SchemaSummary {
+                properties: 3,
+                required: 2,
+                described_properties: 1,
+                closed: true
+            }
         );
-        assert_eq!(SchemaSummary::of(&json!({"inputSchema": null})), SchemaSummary::default());
+        assert_eq!(
+            SchemaSummary::of(&json!({"inputSchema": null})),
+            SchemaSummary::default()
+        );
         assert!(!SchemaSummary::of(&json!({"inputSchema": {"additionalProperties": {}}})).closed);
     }
 
     #[test]
     fn schema_quality_findings() {
         let tool = json!({"name": "t", "inputSchema": {"type": "object", "properties": {"a/b": {"type": "string"}, "c": {"description": "C"}}}});
-        let found: Vec<(String, String)> = schema_findings(&tool).into_iter().map(|f| (f.kind, f.pointer)).collect();
+        let found: Vec<(String, String)> = schema_findings(&tool)
+            .into_iter()
+            .map(|f| (f.kind, f.pointer))
+            .collect();
         assert_eq!(
             found,
             [
-                ("missing_description".to_string(), "/description".to_string()),
-                ("undocumented_parameter".to_string(), "/inputSchema/properties/a~1b".to_string()),
+                (
+                    "missing_description".to_string(),
+                    "/description".to_string()
+                ),
+                (
+                    "undocumented_parameter".to_string(),
+                    "/inputSchema/properties/a~1b".to_string()
+                ),
             ]
         );
-        let no_schema: Vec<String> = schema_findings(&json!({"name": "t", "description": "d"})).into_iter().map(|f| f.kind).collect();
+        let no_schema: Vec<String> = schema_findings(&json!({"name": "t", "description": "d"}))
+            .into_iter()
+            .map(|f| f.kind)
+            .collect();
         assert_eq!(no_schema, ["missing_input_schema"]);
     }
 }

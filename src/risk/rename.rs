@@ -31,8 +31,8 @@ const DESCRIPTION_WEIGHT: f64 = 0.25;
 
 /// Words too common in descriptions to say anything about which tool is which.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "of", "in", "on", "for", "to", "and", "or", "by", "with", "from", "this", "that", "is", "are", "be",
-    "it", "as", "at", "its", "your", "you", "use",
+    "a", "an", "the", "of", "in", "on", "for", "to", "and", "or", "by", "with", "from", "this",
+    "that", "is", "are", "be", "it", "as", "at", "its", "your", "you", "use",
 ];
 
 /// Greedy best pairs above [`THRESHOLD`], best first (ties broken by names).
@@ -58,7 +58,9 @@ pub fn rename_hints(removed: &[Value], added: &[Value]) -> Vec<RenameHint> {
     });
     let mut hints: Vec<RenameHint> = Vec::new();
     for candidate in candidates {
-        let taken = hints.iter().any(|h| h.removed == candidate.removed || h.added == candidate.added);
+        let taken = hints
+            .iter()
+            .any(|h| h.removed == candidate.removed || h.added == candidate.added);
         if !taken {
             hints.push(candidate);
         }
@@ -74,7 +76,10 @@ pub fn similarity(old: &Value, new: &Value) -> f64 {
 }
 
 fn name_of(tool: &Value) -> String {
-    tool.get("name").and_then(Value::as_str).unwrap_or("").to_string()
+    tool.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }
 
 /// Jaccard over `parameter:type` (names folded so `issueNumber` equals `issue_number`), plus
@@ -94,8 +99,15 @@ fn shape(tool: &Value) -> (BTreeSet<String>, BTreeSet<String>) {
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object)
         .map(|props| {
-            props.iter()
-                .map(|(name, p)| format!("{}:{}", fold(name), p.get("type").map(Value::to_string).unwrap_or_default()))
+            props
+                .iter()
+                .map(|(name, p)| {
+                    format!(
+                        "{}:{}",
+                        fold(name),
+                        p.get("type").map(Value::to_string).unwrap_or_default()
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -121,10 +133,14 @@ fn name_similarity(old: &str, new: &str) -> f64 {
 
 fn description_similarity(old: &Value, new: &Value) -> f64 {
     let content = |tool: &Value| -> BTreeSet<String> {
-        words(tool.get("description").and_then(Value::as_str).unwrap_or(""))
-            .into_iter()
-            .filter(|w| !STOPWORDS.contains(&w.as_str()))
-            .collect()
+        words(
+            tool.get("description")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        )
+        .into_iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect()
     };
     jaccard(&content(old), &content(new))
 }
@@ -138,7 +154,11 @@ fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
 }
 
 fn jaccard_or_one(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
-    if a.is_empty() && b.is_empty() { 1.0 } else { jaccard(a, b) }
+    if a.is_empty() && b.is_empty() {
+        1.0
+    } else {
+        jaccard(a, b)
+    }
 }
 
 fn bigram_dice(a: &str, b: &str) -> f64 {
@@ -167,8 +187,10 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str, description: &str, params: &[&str]) -> Value {
-        let props: serde_json::Map<String, Value> =
-            params.iter().map(|p| (p.to_string(), json!({"type": "string"}))).collect();
+        let props: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|p| (p.to_string(), json!({"type": "string"})))
+            .collect();
         json!({"name": name, "description": description, "inputSchema": {"type": "object", "properties": props, "required": params}})
     }
 
@@ -176,30 +198,66 @@ mod tests {
     fn pairs_real_renames_and_nothing_else() {
         let removed = [
             tool("getUser", "Get a user by login", &["login"]),
-            tool("list_workflows", "List workflows in a repository", &["owner", "repo", "page"]),
-            tool("send_invoice", "Send an invoice to a customer", &["invoice_id"]),
+            tool(
+                "list_workflows",
+                "List workflows in a repository",
+                &["owner", "repo", "page"],
+            ),
+            tool(
+                "send_invoice",
+                "Send an invoice to a customer",
+                &["invoice_id"],
+            ),
         ];
         let added = [
-            tool("list_tags", "List git tags in a repository", &["owner", "repo", "page"]),
+            tool(
+                "list_tags",
+                "List git tags in a repository",
+                &["owner", "repo", "page"],
+            ),
             tool("get_user", "Get a user by login name", &["login"]),
-            tool("list_repository_workflows", "List workflows in a repository", &["owner", "repo", "page"]),
+            tool(
+                "list_repository_workflows",
+                "List workflows in a repository",
+                &["owner", "repo", "page"],
+            ),
         ];
         let hints = rename_hints(&removed, &added);
-        let pairs: Vec<(&str, &str)> = hints.iter().map(|h| (h.removed.as_str(), h.added.as_str())).collect();
-        assert_eq!(pairs, [("getUser", "get_user"), ("list_workflows", "list_repository_workflows")]);
+        let pairs: Vec<(&str, &str)> = hints
+            .iter()
+            .map(|h| (h.removed.as_str(), h.added.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("getUser", "get_user"),
+                ("list_workflows", "list_repository_workflows")
+            ]
+        );
         assert!(hints.iter().all(|h| h.score >= THRESHOLD && h.score <= 1.0));
     }
 
     #[test]
     fn same_parameters_alone_are_not_a_rename() {
-        let removed = [tool("list_workflows", "List workflows in a repository", &["owner", "repo", "page"])];
-        let added = [tool("list_tags", "List git tags in a repository", &["owner", "repo", "page"])];
+        let removed = [tool(
+            "list_workflows",
+            "List workflows in a repository",
+            &["owner", "repo", "page"],
+        )];
+        let added = [tool(
+            "list_tags",
+            "List git tags in a repository",
+            &["owner", "repo", "page"],
+        )];
         assert!(rename_hints(&removed, &added).is_empty());
     }
 
     #[test]
     fn each_tool_is_used_once() {
-        let removed = [tool("get_issue", "Get an issue", &["id"]), tool("getIssue", "Get an issue", &["id"])];
+        let removed = [
+            tool("get_issue", "Get an issue", &["id"]),
+            tool("getIssue", "Get an issue", &["id"]),
+        ];
         let added = [tool("get_issue_v2", "Get an issue", &["id"])];
         assert_eq!(rename_hints(&removed, &added).len(), 1);
     }
@@ -208,6 +266,9 @@ mod tests {
     fn bigram_dice_is_symmetric_and_bounded() {
         assert_eq!(bigram_dice("abc", "abc"), 1.0);
         assert_eq!(bigram_dice("ab", "cd"), 0.0);
-        assert_eq!(bigram_dice("listtags", "listworkflows"), bigram_dice("listworkflows", "listtags"));
+        assert_eq!(
+            bigram_dice("listtags", "listworkflows"),
+            bigram_dice("listworkflows", "listtags")
+        );
     }
 }

@@ -23,7 +23,13 @@ const SCHEMA_KEYS: &[&str] = &["inputSchema", "outputSchema"];
 /// Top-level keys that carry nothing a model reads.
 const SKIPPED_KEYS: &[&str] = &["icons"];
 /// Schema keywords that hold sub-schemas keyed by property name.
-const NAMED_SUBSCHEMAS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+const NAMED_SUBSCHEMAS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
 /// Schema keywords that hold one sub-schema or an array of them.
 const SUBSCHEMAS: &[&str] = &[
     "items",
@@ -42,7 +48,17 @@ const SUBSCHEMAS: &[&str] = &[
     "prefixItems",
 ];
 /// Schema keywords whose value is structure, not prose.
-const STRUCTURAL: &[&str] = &["type", "$schema", "$ref", "$id", "$anchor", "$dynamicRef", "format", "pattern", "required"];
+const STRUCTURAL: &[&str] = &[
+    "type",
+    "$schema",
+    "$ref",
+    "$id",
+    "$anchor",
+    "$dynamicRef",
+    "format",
+    "pattern",
+    "required",
+];
 
 /// The texts of one definition (a tool, a prompt, a resource), pointers relative to it.
 pub fn collect(definition: &Value) -> Vec<Text> {
@@ -155,18 +171,30 @@ mod tests {
             },
             "_meta": {"vendor/note": "meta text"}
         });
-        let found: Vec<(String, String)> = collect(&tool).into_iter().map(|t| (t.pointer, t.text)).collect();
+        let found: Vec<(String, String)> = collect(&tool)
+            .into_iter()
+            .map(|t| (t.pointer, t.text))
+            .collect();
         let expect = [
             ("/name", "t"),
             ("/title", "T"),
             ("/description", "d"),
             ("/annotations/title", "A"),
             ("/inputSchema/properties/description", "description"),
-            ("/inputSchema/properties/description/description", "the text"),
+            (
+                "/inputSchema/properties/description/description",
+                "the text",
+            ),
             ("/inputSchema/properties/mode/enum/1", "slow"),
             ("/inputSchema/properties/mode/default", "fast"),
-            ("/inputSchema/properties/list/items/anyOf/0/properties/deep", "deep"),
-            ("/inputSchema/properties/list/items/anyOf/0/properties/deep/description", "nested"),
+            (
+                "/inputSchema/properties/list/items/anyOf/0/properties/deep",
+                "deep",
+            ),
+            (
+                "/inputSchema/properties/list/items/anyOf/0/properties/deep/description",
+                "nested",
+            ),
             ("/_meta/vendor~1note", "vendor/note"),
             ("/_meta/vendor~1note", "meta text"),
         ];
@@ -178,7 +206,10 @@ mod tests {
         }
         let structural = ["string", "object", "array", "data:image/png;base64,AAAA"];
         for (_, text) in &found {
-            assert!(!structural.contains(&text.as_str()), "structural text {text:?} collected");
+            assert!(
+                !structural.contains(&text.as_str()),
+                "structural text {text:?} collected"
+            );
         }
     }
 }

@@ -42,20 +42,33 @@ pub fn hidden_characters(text: &str) -> Vec<Hidden> {
     found
 }
 
-fn classify(c: char, prev: Option<char>, next: Option<char>, before: &[(usize, char)]) -> Option<HiddenKind> {
+fn classify(
+    c: char,
+    prev: Option<char>,
+    next: Option<char>,
+    before: &[(usize, char)],
+) -> Option<HiddenKind> {
     let cp = c as u32;
     match cp {
         0x1B | 0x9B => Some(HiddenKind::AnsiEscape),
         0x09 | 0x0A | 0x0D => None,
         0x00..=0x1F | 0x7F..=0x9F => Some(HiddenKind::Control),
         0x200C | 0x200D if joins_non_ascii(prev, next) => None,
-        0x200B..=0x200D | 0x2060..=0x2064 | 0xFEFF | 0x00AD | 0x180E | 0x034F | 0x115F | 0x1160 | 0x3164 => {
-            Some(HiddenKind::ZeroWidth)
-        }
+        0x200B..=0x200D
+        | 0x2060..=0x2064
+        | 0xFEFF
+        | 0x00AD
+        | 0x180E
+        | 0x034F
+        | 0x115F
+        | 0x1160
+        | 0x3164 => Some(HiddenKind::ZeroWidth),
         0x202A..=0x202E | 0x2066..=0x2069 => Some(HiddenKind::Bidi),
         0xE0000..=0xE007F if follows_flag_emoji(before) => None,
         0xE0000..=0xE007F => Some(HiddenKind::Tag),
-        0xFE00..=0xFE0F | 0xE0100..=0xE01EF if misplaced_selector(prev) => Some(HiddenKind::VariationSelector),
+        0xFE00..=0xFE0F | 0xE0100..=0xE01EF if misplaced_selector(prev) => {
+            Some(HiddenKind::VariationSelector)
+        }
         _ => None,
     }
 }
@@ -63,7 +76,8 @@ fn classify(c: char, prev: Option<char>, next: Option<char>, before: &[(usize, c
 /// ZWJ and ZWNJ are part of emoji sequences and of Indic and Arabic spelling: allowed when both
 /// neighbours are non-ASCII, visible characters.
 fn joins_non_ascii(prev: Option<char>, next: Option<char>) -> bool {
-    let visible_non_ascii = |c: Option<char>| c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace());
+    let visible_non_ascii =
+        |c: Option<char>| c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace());
     visible_non_ascii(prev) && visible_non_ascii(next)
 }
 
@@ -129,7 +143,10 @@ const CONFUSABLES: &str = "аеорсухіјѕԁԛԝһүвкмнтАВЕКМН�
 pub fn mixed_script_words(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start: Option<usize> = None;
-    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
         let in_word = c.is_alphanumeric() || c == '_' || c == '-';
         match (in_word, start) {
             (true, None) => start = Some(i),
@@ -153,7 +170,10 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<HiddenKind> {
-        hidden_characters(text).into_iter().map(|h| h.kind).collect()
+        hidden_characters(text)
+            .into_iter()
+            .map(|h| h.kind)
+            .collect()
     }
 
     #[test]
@@ -168,10 +188,16 @@ mod tests {
             ("abc\u{202E}cba", &[HiddenKind::Bidi]),
             ("x\u{2066}y\u{2069}", &[HiddenKind::Bidi, HiddenKind::Bidi]),
             ("ok\u{E0069}\u{E0067}", &[HiddenKind::Tag, HiddenKind::Tag]),
-            ("flag \u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", &[]),
+            (
+                "flag \u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}",
+                &[],
+            ),
             ("heart \u{2764}\u{FE0F}", &[]),
             ("a\u{FE0F}", &[HiddenKind::VariationSelector]),
-            ("\u{1F600}\u{E0100}\u{E0101}", &[HiddenKind::VariationSelector]),
+            (
+                "\u{1F600}\u{E0100}\u{E0101}",
+                &[HiddenKind::VariationSelector],
+            ),
             ("red \u{1b}[31mtext", &[HiddenKind::AnsiEscape]),
             ("bell\u{7}", &[HiddenKind::Control]),
         ];
@@ -182,13 +208,19 @@ mod tests {
 
     #[test]
     fn escapes_what_cannot_be_seen() {
-        assert_eq!(escape_invisible("a\u{200D}b\u{1b}[0m"), "a\\u{200D}b\\u{1B}[0m");
+        assert_eq!(
+            escape_invisible("a\u{200D}b\u{1b}[0m"),
+            "a\\u{200D}b\\u{1B}[0m"
+        );
         assert_eq!(escape_invisible("naïve ✓"), "naïve ✓");
     }
 
     #[test]
     fn decodes_tag_characters_to_ascii() {
-        let hidden: String = "hi you".chars().map(|c| char::from_u32(c as u32 + 0xE0000).unwrap()).collect();
+        let hidden: String = "hi you"
+            .chars()
+            .map(|c| char::from_u32(c as u32 + 0xE0000).unwrap())
+            .collect();
         assert_eq!(decode_tags(&format!("visible{hidden}")), "hi you");
     }
 
