@@ -33,13 +33,11 @@ pub fn scan_text(pointer: &str, text: &str) -> Vec<Finding> {
     let mut findings: Vec<Finding> = hits
         .into_iter()
         .map(|(id, (start, end))| {
-            finding(
-                kind::POISONING,
-                id,
-                pointer,
-                excerpt(text, start, end),
-                Risk::High,
-            )
+            let mut shown = excerpt(text, start, end);
+            if id == "encoded_blob" {
+                shown.push_str(&decoded_preview(&text[start..end]));
+            }
+            finding(kind::POISONING, id, pointer, shown, Risk::High)
         })
         .collect();
     if let Some((start, end)) = whitespace_padding(text) {
@@ -582,10 +580,7 @@ fn credential_variable(text: &str) -> Option<Span> {
         "echo",
     ];
     let tokens = tokenize(text);
-    let mut offset = 0;
-    for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-        let start = offset;
-        offset += word.len() + 1;
+    for (start, word) in runs(text, |c| c.is_ascii_alphanumeric() || c == '_') {
         let shaped = word.len() >= 5
             && word.contains('_')
             && word
@@ -625,6 +620,26 @@ fn encoded_blob(text: &str) -> Option<Span> {
     None
 }
 
+/// Maximal runs of characters that satisfy `keep`, with their byte offsets.
+fn runs(text: &str, keep: fn(char) -> bool) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (keep(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, &text[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &text[s..]));
+    }
+    out
+}
+
 fn decode_base64(body: &str) -> Option<Vec<u8>> {
     let mut bits: u32 = 0;
     let mut count = 0;
@@ -646,6 +661,16 @@ fn decode_base64(body: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// ` [decodes to: "…"]` for a base64 run, so a reviewer sees the hidden message.
+fn decoded_preview(run: &str) -> String {
+    let decoded = decode_base64(run.trim_end_matches('=')).unwrap_or_default();
+    let text: String = String::from_utf8_lossy(&decoded)
+        .chars()
+        .take(EXCERPT_CHARS)
+        .collect();
+    format!(" [decodes to: {:?}]", unicode::escape_invisible(&text))
 }
 
 fn reads_as_text(bytes: &[u8]) -> bool {
