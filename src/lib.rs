@@ -17,6 +17,7 @@
 //! - [`report`]: the dataset rows exactly as specified.
 //! - [`run`]: the orchestration of one Actor run.
 //! - [`reason`]: the reason codes, mapped from every error in one place.
+//! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
 pub mod actor;
 pub mod diff;
@@ -28,6 +29,7 @@ pub mod net;
 pub mod platform;
 pub mod reason;
 pub mod report;
+pub mod risk;
 pub mod run;
 pub mod surface;
 pub mod targets;
