@@ -11,6 +11,7 @@
 //! - [`mcp`]: the protocol client: JSON-RPC, SSE decoding, the protocol eras, the probe walk.
 //! - [`surface`]: the normalized surface model, canonical JSON (RFC 8785) and digests.
 //! - [`diff`]: change classes, severity rules and semantic grading of schema changes.
+//! - [`changes`]: all changes between two observations: the engine's records enriched with risk insight.
 //! - [`gate`]: the CI gate (`fail_on`): which recorded change fails the process.
 //! - [`ledger`]: the stored baseline record and its merge rules.
 //! - [`platform`]: storage backends (local files, Apify API), charging, status messages.
@@ -20,6 +21,7 @@
 //! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
 pub mod actor;
+pub mod changes;
 pub mod diff;
 pub mod gate;
 pub mod input;

@@ -541,7 +541,7 @@ async fn record_readable(
                 Ledger::load_surface(storage, entry).await?
             };
             if let Some(previous) = previous {
-                changes.extend(diff::compare(&previous, &surface));
+                changes.extend(crate::changes::between(&previous, &surface).changes);
             }
             (LedgerStatus::Compared, changes)
         }
