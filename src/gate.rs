@@ -88,6 +88,9 @@ mod tests {
             severity,
             compatibility,
             details: Vec::new(),
+            same_version: false,
+            renamed_to: None,
+            renamed_from: None,
         }
     }
 

@@ -409,6 +409,9 @@ mod tests {
             severity: Severity::Medium,
             compatibility: None,
             details: Vec::new(),
+            same_version: false,
+            renamed_to: None,
+            renamed_from: None,
         };
         let many = vec![change; 60];
         ledger.apply("https://x.example/mcp", at(10), update(&s), &many);

@@ -23,7 +23,7 @@ use crate::mcp::{self, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
-use crate::report::{ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummary};
+use crate::report::{ChangeRow, LedgerStatus, ServerRow, SummaryRow, summarize_tools};
 use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface};
 use crate::targets::{self, BlockedEntry, Planned, Target, TargetRules};
 
@@ -528,6 +528,7 @@ async fn record_readable(
         ..AuthState::default()
     };
     let digest = surface.tool_digest();
+    let mut identity_signal = None;
     let (status, changes) = match ledger.entry(&row.server_url) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => {
@@ -541,7 +542,9 @@ async fn record_readable(
                 Ledger::load_surface(storage, entry).await?
             };
             if let Some(previous) = previous {
-                changes.extend(crate::changes::between(&previous, &surface).changes);
+                let set = crate::changes::between(&previous, &surface);
+                identity_signal = set.identity_signal;
+                changes.extend(set.changes);
             }
             (LedgerStatus::Compared, changes)
         }
@@ -583,6 +586,7 @@ async fn record_readable(
         );
     }
     let entry = ledger.entry(&row.server_url);
+    let (tools, risk, capabilities) = summarize_tools(&surface.tools);
     Ok(ServerResult {
         row: ServerRow {
             final_url: Some(observation.final_url.to_string()),
@@ -604,7 +608,10 @@ async fn record_readable(
                 .as_deref()
                 .is_some_and(|p| p != digest),
             tool_digest: Some(digest),
-            tools: surface.tools.iter().map(ToolSummary::of).collect(),
+            tools,
+            risk: Some(risk),
+            capabilities,
+            identity_signal,
             tools_truncated: observation.tools_truncated,
             ledger_status: Some(status),
             change_count: change_rows.len(),

@@ -30,6 +30,15 @@ pub struct Change {
     pub compatibility: Option<Compatibility>,
     /// Findings behind the grade, or notes on the raw values, one line each.
     pub details: Vec<String>,
+    /// The surface changed while the server kept its version (severity was raised one step).
+    #[serde(default)]
+    pub same_version: bool,
+    /// For a removed tool: the added tool it most likely became (a hint; both rows stay).
+    #[serde(default)]
+    pub renamed_to: Option<String>,
+    /// For an added tool: the removed tool it most likely replaces (a hint).
+    #[serde(default)]
+    pub renamed_from: Option<String>,
 }
 
 impl Change {
@@ -53,6 +62,9 @@ impl Change {
             severity,
             compatibility: None,
             details: Vec::new(),
+            same_version: false,
+            renamed_to: None,
+            renamed_from: None,
         }
     }
 }

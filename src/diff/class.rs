@@ -31,11 +31,15 @@ pub enum ChangeClass {
     OutputSchemaChanged,
     /// The server's `instructions` text changed (ours).
     ServerInstructionsChanged,
+    /// A tool gained a capability it did not have (e.g. a new `path` parameter → filesystem).
+    CapabilityAdded,
+    /// A new or changed text carries a tool-poisoning marker it did not carry before.
+    PoisoningMarkerAdded,
 }
 
 impl ChangeClass {
     /// Every class, in declaration (and sort) order.
-    pub const ALL: [ChangeClass; 11] = [
+    pub const ALL: [ChangeClass; 13] = [
         ChangeClass::ToolAdded,
         ChangeClass::ToolRemoved,
         ChangeClass::InputSchemaChanged,
@@ -47,6 +51,8 @@ impl ChangeClass {
         ChangeClass::ServerVersionChanged,
         ChangeClass::OutputSchemaChanged,
         ChangeClass::ServerInstructionsChanged,
+        ChangeClass::CapabilityAdded,
+        ChangeClass::PoisoningMarkerAdded,
     ];
 
     /// The wire name of the class.
@@ -63,10 +69,13 @@ impl ChangeClass {
             ChangeClass::ServerVersionChanged => "server_version_changed",
             ChangeClass::OutputSchemaChanged => "output_schema_changed",
             ChangeClass::ServerInstructionsChanged => "server_instructions_changed",
+            ChangeClass::CapabilityAdded => "capability_added",
+            ChangeClass::PoisoningMarkerAdded => "poisoning_marker_added",
         }
     }
 
-    /// The default `alert_on` set: the five classes that change what a connected agent can do.
+    /// The default `alert_on` set: the five classes of seed 000 that change what a connected
+    /// agent can do, plus the two risk classes (a new capability, a poisoning marker).
     pub fn default_alert_set() -> Vec<ChangeClass> {
         vec![
             ChangeClass::ToolAdded,
@@ -74,6 +83,8 @@ impl ChangeClass {
             ChangeClass::InputSchemaChanged,
             ChangeClass::DestructiveHintChanged,
             ChangeClass::AuthRequirementChanged,
+            ChangeClass::CapabilityAdded,
+            ChangeClass::PoisoningMarkerAdded,
         ]
     }
 }

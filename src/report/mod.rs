@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::diff::{Change, ChangeClass, Compatibility, Severity};
 use crate::reason::ReasonCode;
+use crate::risk::{self, Capability, Finding, IdentitySignal, Risk, ToolAssessment};
 use crate::surface::Tool;
 
 /// Whether a server's ledger entry was created, compared, or left alone.
@@ -52,11 +53,17 @@ pub struct ToolSummary {
     pub idempotent_hint: bool,
     /// Effective `openWorldHint`.
     pub open_world_hint: bool,
+    /// What the tool lets an agent do, inferred from its definition.
+    pub capabilities: Vec<Capability>,
+    /// The tool's risk.
+    pub risk: Risk,
+    /// Poisoning markers and quality findings.
+    pub findings: Vec<Finding>,
 }
 
 impl ToolSummary {
-    /// Summarizes one tool of a surface.
-    pub fn of(tool: &Tool) -> Self {
+    /// Summarizes one tool of a surface, with its risk assessment.
+    pub fn of(tool: &Tool, assessment: ToolAssessment) -> Self {
         let digests = tool.digests();
         let hints = tool.effective_annotations();
         ToolSummary {
@@ -70,8 +77,29 @@ impl ToolSummary {
             destructive_hint: hints.destructive_hint,
             idempotent_hint: hints.idempotent_hint,
             open_world_hint: hints.open_world_hint,
+            capabilities: assessment.capabilities,
+            risk: assessment.risk,
+            findings: assessment.findings,
         }
     }
+}
+
+/// The per-tool summaries of a surface plus the server-level risk and capability map.
+pub fn summarize_tools(
+    tools: &[Tool],
+) -> (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>) {
+    let assessed: Vec<(&Tool, ToolAssessment)> = tools
+        .iter()
+        .map(|t| (t, risk::assess_tool(&t.raw)))
+        .collect();
+    let server_risk =
+        risk::server_risk(&assessed.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+    let capabilities = risk::capability_map(assessed.iter().map(|(t, a)| (t.name.as_str(), a)));
+    let summaries = assessed
+        .into_iter()
+        .map(|(tool, assessment)| ToolSummary::of(tool, assessment))
+        .collect();
+    (summaries, server_risk, capabilities)
 }
 
 /// The row of one input entry (`record_type: "server"`).
@@ -121,8 +149,14 @@ pub struct ServerRow {
     pub previous_tool_digest: Option<String>,
     /// Whether the two digests differ.
     pub digest_changed: bool,
-    /// Per-tool hashes and effective hints.
+    /// Per-tool hashes, effective hints, capabilities, risk and findings.
     pub tools: Vec<ToolSummary>,
+    /// The highest risk of the server's tools.
+    pub risk: Option<Risk>,
+    /// Capability → names of the tools that have it.
+    pub capabilities: BTreeMap<Capability, Vec<String>>,
+    /// `surface_changed_same_version` or `server_replaced` when the identity comparison says so.
+    pub identity_signal: Option<IdentitySignal>,
     /// Whether the tool list was cut at the page or tool limit.
     pub tools_truncated: bool,
     /// What happened to the ledger entry.
@@ -170,6 +204,12 @@ pub struct ChangeRow {
     pub compatibility: Option<Compatibility>,
     /// For schema changes: each finding with its JSON pointer.
     pub details: Vec<String>,
+    /// The surface changed while the server kept its version (severity raised one step).
+    pub same_version: bool,
+    /// For a removed tool: the added tool it most likely became.
+    pub renamed_to: Option<String>,
+    /// For an added tool: the removed tool it most likely replaces.
+    pub renamed_from: Option<String>,
     /// When the change was observed.
     pub observed_at: DateTime<Utc>,
 }
@@ -190,6 +230,9 @@ impl ChangeRow {
             severity: change.severity,
             compatibility: change.compatibility,
             details: change.details.clone(),
+            same_version: change.same_version,
+            renamed_to: change.renamed_to.clone(),
+            renamed_from: change.renamed_from.clone(),
             observed_at,
         }
     }

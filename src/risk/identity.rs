@@ -4,16 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What the ledger stores about who answered at a URL.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerIdentity {
-    /// `serverInfo.name`.
-    pub server_name: Option<String>,
-    /// `serverInfo.version`.
-    pub server_version: Option<String>,
-    /// The negotiated protocol version.
-    pub protocol_version: Option<String>,
-}
+use crate::surface::ServerIdentity;
 
 /// The server row's `identity_signal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,11 +33,10 @@ pub fn identity_signal(
     new: &ServerIdentity,
     surface_changed: bool,
 ) -> Option<IdentitySignal> {
-    if old.server_name.is_some() && new.server_name.is_some() && old.server_name != new.server_name
-    {
+    if old.name.is_some() && new.name.is_some() && old.name != new.name {
         return Some(IdentitySignal::ServerReplaced);
     }
-    (surface_changed && old.server_version == new.server_version)
+    (surface_changed && old.version == new.version)
         .then_some(IdentitySignal::SurfaceChangedSameVersion)
 }
 
@@ -56,9 +46,10 @@ mod tests {
 
     fn id(name: Option<&str>, version: Option<&str>) -> ServerIdentity {
         ServerIdentity {
-            server_name: name.map(String::from),
-            server_version: version.map(String::from),
+            name: name.map(String::from),
+            version: version.map(String::from),
             protocol_version: Some("2025-06-18".to_string()),
+            ..ServerIdentity::default()
         }
     }
 

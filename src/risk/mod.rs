@@ -33,7 +33,7 @@ use serde_json::Value;
 
 pub use capability::{Capability, Evidence};
 pub use dupkeys::{duplicate_key_findings, duplicate_keys};
-pub use identity::{IdentitySignal, ServerIdentity, identity_signal};
+pub use identity::{IdentitySignal, identity_signal};
 pub use poison::{scan_definition, scan_server_instructions, scan_text};
 pub use quality::{EffectiveHints, SchemaSummary};
 pub use rename::{RenameHint, rename_hints};
