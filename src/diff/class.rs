@@ -166,7 +166,7 @@ mod tests {
     }
 
     #[test]
-    fn default_alert_set_is_the_five_of_the_spec() {
+    fn default_alert_set_is_the_five_of_the_spec_plus_the_risk_classes() {
         let names: Vec<_> = ChangeClass::default_alert_set()
             .into_iter()
             .map(ChangeClass::as_str)
@@ -178,7 +178,9 @@ mod tests {
                 "tool_removed",
                 "input_schema_changed",
                 "destructive_hint_changed",
-                "auth_requirement_changed"
+                "auth_requirement_changed",
+                "capability_added",
+                "poisoning_marker_added"
             ]
         );
     }
