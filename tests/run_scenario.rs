@@ -10,7 +10,7 @@ mod support;
 #[path = "support/switchable.rs"]
 mod switchable;
 
-use actor::{ALL_CLASSES, Rows, RunDir, change, stable, tool_digest, tool_summaries};
+use actor::{ALL_CLASSES, Rows, RunDir, change, readable_row, stable, tool_digest};
 use serde_json::{Value, json};
 use support::rmcp_peer::{RmcpMode, RmcpPeer};
 use switchable::{Mode, Switchable};
@@ -261,52 +261,6 @@ fn expected_changes(url: &str) -> Vec<Value> {
             "true → false",
         ),
     ]
-}
-
-/// The server row of a readable server, clock and wire fields removed.
-#[allow(clippy::too_many_arguments)]
-fn readable_row(
-    url: &str,
-    era: &str,
-    protocol_version: &str,
-    name: &str,
-    version: &str,
-    tools: &[Value],
-    previous: Option<&[Value]>,
-    status: &str,
-    change_count: usize,
-) -> Value {
-    let digest = tool_digest(tools);
-    let previous_digest = previous.map(tool_digest);
-    json!({
-        "record_type": "server",
-        "server_url": url,
-        "final_url": url,
-        "ok": true,
-        "reason_code": "OK",
-        "error": null,
-        "http_status": 200,
-        "transport": "streamable-http",
-        "protocol_version": protocol_version,
-        "protocol_era": era,
-        "server_name": name,
-        "server_version": version,
-        "anonymous_listing_allowed": true,
-        "auth_required": false,
-        "oauth_protected_resource_metadata_url": null,
-        "oauth_authorization_servers": [],
-        "tools_total": tools.len(),
-        "resources_total": null,
-        "prompts_total": null,
-        "digest_changed": previous_digest.as_ref().is_some_and(|p| *p != digest),
-        "tool_digest": digest,
-        "previous_tool_digest": previous_digest,
-        "tools": tool_summaries(tools),
-        "tools_truncated": false,
-        "ledger_status": status,
-        "change_count": change_count,
-        "digest_algorithm": "sha256-jcs/1",
-    })
 }
 
 fn stable_all(rows: &[Value]) -> Vec<Value> {

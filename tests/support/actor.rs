@@ -397,3 +397,49 @@ pub fn assert_row_eq(actual: &Value, expected: &Value, what: &str) {
     }
     panic!("{what} differs:\n{}", problems.join("\n"));
 }
+
+/// The server row of a readable server, clock and wire fields removed.
+#[allow(clippy::too_many_arguments)]
+pub fn readable_row(
+    url: &str,
+    era: &str,
+    protocol_version: &str,
+    name: &str,
+    version: &str,
+    tools: &[Value],
+    previous: Option<&[Value]>,
+    status: &str,
+    change_count: usize,
+) -> Value {
+    let digest = tool_digest(tools);
+    let previous_digest = previous.map(tool_digest);
+    json!({
+        "record_type": "server",
+        "server_url": url,
+        "final_url": url,
+        "ok": true,
+        "reason_code": "OK",
+        "error": null,
+        "http_status": 200,
+        "transport": "streamable-http",
+        "protocol_version": protocol_version,
+        "protocol_era": era,
+        "server_name": name,
+        "server_version": version,
+        "anonymous_listing_allowed": true,
+        "auth_required": false,
+        "oauth_protected_resource_metadata_url": null,
+        "oauth_authorization_servers": [],
+        "tools_total": tools.len(),
+        "resources_total": null,
+        "prompts_total": null,
+        "digest_changed": previous_digest.as_ref().is_some_and(|p| *p != digest),
+        "tool_digest": digest,
+        "previous_tool_digest": previous_digest,
+        "tools": tool_summaries(tools),
+        "tools_truncated": false,
+        "ledger_status": status,
+        "change_count": change_count,
+        "digest_algorithm": "sha256-jcs/1",
+    })
+}
