@@ -130,7 +130,17 @@ fn blocked_entries_become_rows_and_the_run_continues() {
             )
         })
         .collect();
-    let credentials = format!("http://user:secret@127.0.0.1:{port}/mcp");
+    // the refused credential is redacted, never echoed
+    let credentials = format!("http://***@127.0.0.1:{port}/mcp");
+    let dataset: Vec<String> = dir.rows().iter().map(|r| r.to_string()).collect();
+    assert!(
+        !dataset.concat().contains("secret"),
+        "credential leaked into the dataset"
+    );
+    assert!(
+        !stderr(&output).contains("secret"),
+        "credential leaked into the log"
+    );
     let localhost = format!("http://localhost:{port}/mcp");
     assert_eq!(
         shown,
@@ -307,7 +317,10 @@ fn kill_9_during_a_run_never_corrupts_the_ledger() {
             let surface = dir.ledger(key);
             assert_eq!(surface["tools"].as_array().unwrap().len() as u64, round + 3);
         }
-        eprintln!("round {round}: delay {delay} ms, replaced: {}", after != before);
+        eprintln!(
+            "round {round}: delay {delay} ms, replaced: {}",
+            after != before
+        );
     }
     eprintln!("kill -9: {kept} rounds kept the old record, {replaced} wrote the new one");
     assert_exit(&dir.run_binary(&input, &[]), 0);
