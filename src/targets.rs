@@ -75,10 +75,26 @@ pub fn plan(entries: &[Value], rules: &TargetRules) -> Vec<Planned> {
         .collect()
 }
 
+/// The entry as shown in its row and log line. A credential in a URL is replaced by `***`, so
+/// a refused secret never reaches the dataset or the log.
 fn entry_text(entry: &Value) -> String {
     match entry {
-        Value::String(s) => s.clone(),
+        Value::String(s) => redact_credentials(s),
         other => other.to_string(),
+    }
+}
+
+fn redact_credentials(text: &str) -> String {
+    match Url::parse(text.trim()) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let redacted = url.set_username("***").is_ok() && url.set_password(None).is_ok();
+            if redacted {
+                url.to_string()
+            } else {
+                "(a URL with credentials)".to_string()
+            }
+        }
+        _ => text.to_string(),
     }
 }
 
@@ -151,6 +167,29 @@ mod tests {
                 .contains("must be a URL string")
         );
         assert_eq!(result[8], Ok("https://other.example.com/mcp/".to_string()));
+    }
+
+    #[test]
+    fn credentials_never_appear_in_a_blocked_entry() {
+        let planned = plan(
+            &[
+                json!("https://user:hunter2@mcp.example.com/mcp"),
+                json!("https://:hunter2@mcp.example.com/"),
+            ],
+            &TargetRules::default(),
+        );
+        for p in planned {
+            let Planned::Blocked(blocked) = p else {
+                panic!("a URL with credentials must be blocked");
+            };
+            assert!(!blocked.entry.contains("hunter2"), "{}", blocked.entry);
+            assert!(!blocked.reason.contains("hunter2"), "{}", blocked.reason);
+            assert!(
+                blocked.entry.contains("***@mcp.example.com"),
+                "{}",
+                blocked.entry
+            );
+        }
     }
 
     #[test]
