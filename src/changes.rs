@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::diff::{self, Change, ChangeClass, Severity};
-use crate::risk::{self, IdentitySignal, Risk, ToolAssessment};
+use crate::risk::{self, Capability, IdentitySignal, Risk, ToolAssessment};
 use crate::surface::Surface;
 
 /// The changes between two surfaces of one server.
@@ -84,7 +84,11 @@ fn capability_changes(old: &Surface, new: &Surface) -> Vec<Change> {
         let Some(old_assessment) = before.get(name) else {
             continue;
         };
-        for capability in risk::capabilities_gained(old_assessment, new_assessment) {
+        // Reading is the least privilege: a tool that now also reads gains no new power.
+        let gained = risk::capabilities_gained(old_assessment, new_assessment)
+            .into_iter()
+            .filter(|c| *c != Capability::Read);
+        for capability in gained {
             let mut change = Change::new(
                 ChangeClass::CapabilityAdded,
                 Some(name),

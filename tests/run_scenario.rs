@@ -134,6 +134,18 @@ fn find<'a>(tools: &'a [Value], name: &str) -> &'a Value {
 /// engine's order: server-level first, then by tool name, class and field.
 fn expected_changes(url: &str) -> Vec<Value> {
     let (before, after) = (tools_before(), tools_after());
+    // Losing the read-only promise also means the tool may now write: a risk-derived row.
+    let mut capability_write_gained = change(
+        url,
+        "capability_added",
+        Some("ro_lost"),
+        "capabilities",
+        Some(json!(["read"])),
+        Some(json!(["write"])),
+        "medium",
+    );
+    capability_write_gained["details"] =
+        json!(["write from no read-only promise (effective readOnlyHint: false)"]);
     let mut schema_change = change(
         url,
         "input_schema_changed",
@@ -260,6 +272,7 @@ fn expected_changes(url: &str) -> Vec<Value> {
             "medium",
             "true → false",
         ),
+        capability_write_gained,
     ]
 }
 
@@ -437,7 +450,7 @@ async fn two_runs_record_every_change_class_and_severity() {
         "servers_compared": 3,
         "changes_total": expected.len() + 1,
         "changes_by_class": counts(&by_class),
-        "changes_by_severity": counts(&[("high", 3), ("low", 4), ("medium", 6)]),
+        "changes_by_severity": counts(&[("high", 3), ("low", 4), ("medium", 7)]),
         "alert_on": ALL_CLASSES,
         "ledger_store": "mcp-tool-surface-ledger",
         "ledger_name": "fleet",
@@ -492,7 +505,12 @@ async fn two_runs_record_every_change_class_and_severity() {
 
     // ---- alert_on filtering: same observations, only the default five classes became rows
     let filtered = Rows::of(&defaults);
-    let default_classes = &ALL_CLASSES[..5];
+    // The default set: the five classes of seed 000 plus the two risk classes.
+    let default_classes: Vec<&str> = ALL_CLASSES[..5]
+        .iter()
+        .chain(&ALL_CLASSES[11..])
+        .copied()
+        .collect();
     let want: Vec<Value> = expected
         .iter()
         .filter(|c| default_classes.contains(&c["change_class"].as_str().unwrap()))
@@ -500,17 +518,14 @@ async fn two_runs_record_every_change_class_and_severity() {
         .collect();
     assert_eq!(
         want.len(),
-        5,
-        "tool_added, tool_removed, input schema, two destructive"
+        6,
+        "tool_added, tool_removed, input schema, two destructive, capability added"
     );
     assert_eq!(stable_all(&filtered.changes_of(a)), want);
     assert_eq!(filtered.server(a)["change_count"], want.len());
     assert_eq!(filtered.changes_of(g).len(), 1);
     assert_eq!(filtered.summary["changes_total"], want.len() + 1);
-    assert_eq!(
-        filtered.summary["alert_on"],
-        json!(default_classes.to_vec())
-    );
+    assert_eq!(filtered.summary["alert_on"], json!(default_classes));
 
     // ---- run 3: the gated server is readable again: the auth change is reported back and
     // the tool diff resumes against the surface stored before the 401

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use mcp_surface_ledger::mcp::Era;
-use mcp_surface_ledger::platform::LocalStorage;
+use mcp_surface_ledger::platform::{ApiClient, Charging, LocalStorage, PlatformEnv};
+use mcp_surface_ledger::risk;
 use mcp_surface_ledger::run::{self, RunError, RunOptions, RunOutcome};
 use mcp_surface_ledger::surface::{ServerIdentity, Surface, hash_value};
 use serde_json::{Map, Value, json};
@@ -43,14 +44,34 @@ impl RunDir {
 
     /// Runs the Actor through the library entry with loopback targets allowed.
     pub async fn run(&self, input: &Value, force_era: Option<Era>) -> Result<RunOutcome, RunError> {
+        self.run_with_env(input, force_era, &[]).await
+    }
+
+    /// Runs the Actor through the library entry with charging set up from `vars` (the
+    /// platform environment variables of a local run, e.g. a pricing and a maximum charge).
+    pub async fn run_with_env(
+        &self,
+        input: &Value,
+        force_era: Option<Era>,
+        vars: &[(&str, &str)],
+    ) -> Result<RunOutcome, RunError> {
         let storage = LocalStorage::open(self.root()).expect("open local storage");
+        let env = PlatformEnv::from_vars(|name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        })
+        .expect("a valid local environment");
+        let api = ApiClient::new(&env).expect("API client");
+        let charging = Charging::init(&env, &api).await.expect("charging");
         let options = RunOptions {
             input_key: "INPUT".to_string(),
             input_override: Some(serde_json::to_vec(input).unwrap()),
             allow_private_targets: true,
             force_era,
+            ..RunOptions::default()
         };
-        run::run(&storage, options).await
+        run::run(&storage, &charging, options).await
     }
 
     /// Runs the Actor and panics unless it finished.
@@ -242,6 +263,7 @@ fn effective_hints(tool: &Value) -> (bool, bool, bool, bool) {
 /// The `tools[]` entry a server row must carry for one served tool.
 pub fn tool_summary(tool: &Value) -> Value {
     let (read_only, destructive, idempotent, open_world) = effective_hints(tool);
+    let assessment = risk::assess_tool(tool);
     let description = tool.get("description").cloned().unwrap_or(Value::Null);
     let input_schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
     let contract = json!({
@@ -265,7 +287,27 @@ pub fn tool_summary(tool: &Value) -> Value {
         "destructive_hint": destructive,
         "idempotent_hint": idempotent,
         "open_world_hint": open_world,
+        "capabilities": assessment.capabilities,
+        "risk": assessment.risk,
+        "findings": assessment.findings,
     })
+}
+
+/// The server-level `risk` and `capabilities` of a served tool list (the risk module's own
+/// tables test the rules; here the row is checked to carry them).
+pub fn server_risk_fields(tools: &[Value]) -> (Value, Value) {
+    let assessed: Vec<(String, risk::ToolAssessment)> = tools
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap_or("").to_string(),
+                risk::assess_tool(t),
+            )
+        })
+        .collect();
+    let server = risk::server_risk(&assessed.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+    let map = risk::capability_map(assessed.iter().map(|(n, a)| (n.as_str(), a)));
+    (json!(server), json!(map))
 }
 
 /// The `tools[]` of a server row for a served tool list, sorted by name like the surface.
@@ -305,11 +347,14 @@ pub fn change(
         "severity": severity,
         "compatibility": null,
         "details": [],
+        "same_version": false,
+        "renamed_to": null,
+        "renamed_from": null,
     })
 }
 
 /// Every change class, for an `alert_on` that lets everything through.
-pub const ALL_CLASSES: [&str; 11] = [
+pub const ALL_CLASSES: [&str; 13] = [
     "tool_added",
     "tool_removed",
     "input_schema_changed",
@@ -321,6 +366,8 @@ pub const ALL_CLASSES: [&str; 11] = [
     "server_version_changed",
     "output_schema_changed",
     "server_instructions_changed",
+    "capability_added",
+    "poisoning_marker_added",
 ];
 
 /// Whether `unshare -n` works here (root, util-linux present).
@@ -413,6 +460,7 @@ pub fn readable_row(
 ) -> Value {
     let digest = tool_digest(tools);
     let previous_digest = previous.map(tool_digest);
+    let (risk, capabilities) = server_risk_fields(tools);
     json!({
         "record_type": "server",
         "server_url": url,
@@ -437,6 +485,9 @@ pub fn readable_row(
         "tool_digest": digest,
         "previous_tool_digest": previous_digest,
         "tools": tool_summaries(tools),
+        "risk": risk,
+        "capabilities": capabilities,
+        "identity_signal": null,
         "tools_truncated": false,
         "ledger_status": status,
         "change_count": change_count,
