@@ -91,7 +91,7 @@ pub fn compare_auth(old: &AuthState, new: &AuthState) -> Vec<Change> {
 /// else that changed along with it left to the details), otherwise the metadata parts that
 /// changed, joined by `,`.
 fn field_of(parts: &[&str]) -> String {
-    match parts.first() {
+    match parts.first().copied() {
         Some(first @ ("auth_required" | "anonymous_listing_allowed")) => first.to_string(),
         _ => parts.join(","),
     }
