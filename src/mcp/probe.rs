@@ -467,7 +467,8 @@ async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake, ClassicFai
         matches!(&reply.body, Body::Message(Err(e)) if era::is_modern_evidence(e));
     let may_be_modern =
         modern_evidence || ((400..500).contains(&reply.status) && reply.auth_error().is_none());
-    let may_be_legacy = !modern_evidence && matches!(reply.status, 400 | 404 | 405);
+    // 426: a WebSocket-only endpoint, which the GET then confirms.
+    let may_be_legacy = !modern_evidence && matches!(reply.status, 400 | 404 | 405 | 426);
     let status = reply.status;
     let session_id = reply.session_id.clone();
     let final_url = reply.final_url.clone().unwrap_or_else(|| url.clone());

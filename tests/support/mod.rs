@@ -6,6 +6,8 @@
 //! returns, so `cargo test` passes on a bare clone.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod auth_faults;
+pub mod auth_peer;
 pub mod background;
 pub mod everything;
 pub mod faults;
