@@ -48,7 +48,10 @@ fn py_surface() -> SurfaceFile {
     SurfaceFile::new(&surface(
         "py-auth",
         "1.0.0",
-        vec![tool("search", "Search things"), tool("fetch", "Fetch a thing")],
+        vec![
+            tool("search", "Search things"),
+            tool("fetch", "Fetch a thing"),
+        ],
     ))
 }
 
@@ -66,7 +69,11 @@ async fn the_python_sdk_resource_server_is_auth_required_in_both_eras() {
     );
     for era in [None, Some(Era::Modern), Some(Era::Classic)] {
         let failure = fail_with(&peer.url, &options(era)).await;
-        assert_eq!(failure.error.reason_code(), ReasonCode::AuthRequired, "{era:?}");
+        assert_eq!(
+            failure.error.reason_code(),
+            ReasonCode::AuthRequired,
+            "{era:?}"
+        );
         assert_eq!(failure.http_status, Some(401), "{era:?}");
         let auth = failure.auth.expect("auth findings");
         assert_eq!(auth.challenge.error.as_deref(), Some("invalid_token"));
@@ -74,11 +81,18 @@ async fn the_python_sdk_resource_server_is_auth_required_in_both_eras() {
             auth.challenge.resource_metadata.as_deref(),
             Some(expected_metadata.as_str())
         );
-        assert_eq!(auth.metadata_url().as_deref(), Some(expected_metadata.as_str()));
+        assert_eq!(
+            auth.metadata_url().as_deref(),
+            Some(expected_metadata.as_str())
+        );
         assert_eq!(auth.authorization_servers(), ["https://auth.example.test"]);
         assert_eq!(auth.scopes(), ["mcp:tools"]);
         let metadata = auth.metadata.unwrap();
-        assert_eq!(metadata.attempts.len(), 1, "the advertised URL alone is fetched");
+        assert_eq!(
+            metadata.attempts.len(),
+            1,
+            "the advertised URL alone is fetched"
+        );
         assert!(metadata.bytes_read > 0);
     }
 }
@@ -137,7 +151,10 @@ async fn a_protected_legacy_sse_server_is_auth_required() {
 #[tokio::test]
 async fn server_everything_in_sse_mode_is_read_over_http_sse() {
     let Some((_process, url)) = auth_peer::start_everything_sse() else {
-        return support::skip("server-everything sse", "tests/peers/install.sh has not run");
+        return support::skip(
+            "server-everything sse",
+            "tests/peers/install.sh has not run",
+        );
     };
     let observation = read(&url, &ProbeOptions::default()).await;
     assert_eq!(observation.era, Era::LegacySse);
@@ -153,7 +170,11 @@ async fn server_everything_in_sse_mode_is_read_over_http_sse() {
     assert_eq!(observation.final_url, url);
     assert!(observation.bytes_read > 0);
     // discover + initialize (both refused) + GET + initialize + initialized + list calls.
-    assert!(observation.requests_sent >= 6, "{}", observation.requests_sent);
+    assert!(
+        observation.requests_sent >= 6,
+        "{}",
+        observation.requests_sent
+    );
 
     let remembered = ProbeOptions {
         preferred_era: Some(Era::LegacySse),
@@ -178,7 +199,10 @@ async fn the_python_sdk_sse_app_is_read_over_http_sse() {
 
     let forced = read(&peer.url, &options(Some(Era::LegacySse))).await;
     assert_eq!(names(&forced.tools), ["search", "fetch"]);
-    assert_eq!(forced.requests_sent, 4, "GET + initialize + initialized + tools/list");
+    assert_eq!(
+        forced.requests_sent, 4,
+        "GET + initialize + initialized + tools/list"
+    );
 }
 
 // ------------------------------------------------------------ hand-made servers
@@ -220,7 +244,12 @@ async fn a_403_insufficient_scope_is_auth_required_with_its_scopes() {
 #[tokio::test]
 async fn a_metadata_document_over_the_cap_is_not_used() {
     let client = support::client_with(support::TEST_REQUEST_TIMEOUT, 100_000);
-    let failure = match probe(&client, &auth_faults::url("/big/mcp"), &ProbeOptions::default()).await
+    let failure = match probe(
+        &client,
+        &auth_faults::url("/big/mcp"),
+        &ProbeOptions::default(),
+    )
+    .await
     {
         Ok(o) => panic!("expected a failure, got {o:?}"),
         Err(failure) => failure,
@@ -245,7 +274,10 @@ async fn a_metadata_url_at_a_cloud_metadata_address_is_refused_unfetched() {
     assert_eq!(attempt.url, "http://169.254.169.254/latest/meta-data/oauth");
     assert_eq!(attempt.status, None, "no response: nothing was sent");
     let problem = attempt.problem.clone().unwrap();
-    assert!(problem.contains("refused by the address policy"), "{problem}");
+    assert!(
+        problem.contains("refused by the address policy"),
+        "{problem}"
+    );
     assert!(metadata.url.is_none());
 }
 
@@ -273,6 +305,10 @@ async fn a_websocket_only_endpoint_is_transport_unsupported() {
 #[tokio::test]
 async fn a_missing_path_stays_an_http_error() {
     let failure = fail_with(&auth_faults::url("/nothing/here"), &ProbeOptions::default()).await;
-    assert_eq!(failure.error.reason_code(), ReasonCode::HttpError, "{failure}");
+    assert_eq!(
+        failure.error.reason_code(),
+        ReasonCode::HttpError,
+        "{failure}"
+    );
     assert_eq!(failure.http_status, Some(404));
 }

@@ -73,7 +73,10 @@ async fn losing_the_listing_to_auth_is_one_event_and_the_diff_resumes_afterwards
 
     // Protection on; meanwhile the tools change behind it.
     let mut behind = before.clone();
-    behind["tools"] = json!([tool("search", "Search things"), tool("delete_all", "Delete")]);
+    behind["tools"] = json!([
+        tool("search", "Search things"),
+        tool("delete_all", "Delete")
+    ]);
     file.write(&with_protection(behind.clone(), true));
     let (locked, changes) = run_once(dir.path(), &peer.url).await;
     assert_eq!(locked["ok"], false);
@@ -182,7 +185,10 @@ async fn a_legacy_sse_server_is_diffed_like_any_other() {
     file.write(&surface(
         "py-sse",
         "1.0.0",
-        vec![tool("search", "Search things"), tool("write", "Write things")],
+        vec![
+            tool("search", "Search things"),
+            tool("write", "Write things"),
+        ],
     ));
     let (second, changes) = run_once(dir.path(), &peer.url).await;
     assert_eq!(second["ledger_status"], "compared");

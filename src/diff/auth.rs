@@ -194,8 +194,18 @@ mod tests {
         let cases = [
             ("lost to auth", open(), locked(), "auth_required"),
             ("readable again", locked(), open(), "auth_required"),
-            ("listing refused", open(), listing_only, "anonymous_listing_allowed"),
-            ("issuer moved", locked(), moved.clone(), "authorization_servers"),
+            (
+                "listing refused",
+                open(),
+                listing_only,
+                "anonymous_listing_allowed",
+            ),
+            (
+                "issuer moved",
+                locked(),
+                moved.clone(),
+                "authorization_servers",
+            ),
             ("both moved", locked(), both, "authorization_servers,scopes"),
         ];
         for (name, old, new, field) in cases {

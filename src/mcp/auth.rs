@@ -414,9 +414,12 @@ mod tests {
             .collect()
     }
 
+    /// A scheme and its parameters, as the table below writes them.
+    type Expected<'a> = Vec<(&'a str, Vec<(&'a str, &'a str)>)>;
+
     #[test]
     fn parses_challenge_headers() {
-        let table: Vec<(&str, Vec<(&str, Vec<(&str, &str)>)>)> = vec![
+        let table: Vec<(&str, Expected)> = vec![
             ("Bearer", vec![("Bearer", vec![])]),
             (
                 r#"Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp", scope="files:read""#,
@@ -462,7 +465,7 @@ mod tests {
         ];
         for (header, expected) in table {
             let parsed = parse_challenges(header);
-            let got: Vec<(&str, Vec<(&str, &str)>)> = parsed
+            let got: Expected = parsed
                 .iter()
                 .map(|c| (c.scheme.as_str(), pairs(c)))
                 .collect();
@@ -525,7 +528,11 @@ mod tests {
                 Some("/prm"),
                 vec!["https://example.com/prm"],
             ),
-            ("https://example.com/mcp", Some("ftp://x.example/prm"), vec![]),
+            (
+                "https://example.com/mcp",
+                Some("ftp://x.example/prm"),
+                vec![],
+            ),
         ];
         for (endpoint, advertised, expected) in table {
             let endpoint = Url::parse(endpoint).unwrap();
@@ -587,6 +594,9 @@ mod tests {
         };
         assert_eq!(found.scopes(), ["read"]);
         assert_eq!(found.authorization_servers(), ["https://as.example"]);
-        assert_eq!(found.metadata_url().as_deref(), Some("https://a.example/prm"));
+        assert_eq!(
+            found.metadata_url().as_deref(),
+            Some("https://a.example/prm")
+        );
     }
 }

@@ -58,7 +58,7 @@ impl Tally {
 #[derive(Debug)]
 pub enum Opened {
     /// The stream opened with an `endpoint` event: a legacy server.
-    Legacy(LegacySession),
+    Legacy(Box<LegacySession>),
     /// Not a legacy server. `unsupported` is true when the answer proves the URL serves
     /// something else entirely (a 2xx that is not an event stream, a WebSocket upgrade demand);
     /// `why` says what was seen.
@@ -205,7 +205,7 @@ pub async fn open(client: &Client, url: &Url, tally: Arc<Tally>) -> Result<Opene
             });
         }
     };
-    Ok(Opened::Legacy(LegacySession {
+    Ok(Opened::Legacy(Box::new(LegacySession {
         client: client.clone(),
         stream_url,
         endpoint,
@@ -215,7 +215,7 @@ pub async fn open(client: &Client, url: &Url, tally: Arc<Tally>) -> Result<Opene
         next_id: AtomicI64::new(1),
         tally,
         timeout,
-    }))
+    })))
 }
 
 impl LegacySession {

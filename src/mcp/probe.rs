@@ -346,7 +346,7 @@ async fn legacy_fallback(
     classic_error: ProbeError,
 ) -> Result<Handshake, ProbeError> {
     match legacy_sse::open(client, url, tally.clone()).await {
-        Ok(Opened::Legacy(session)) => legacy_handshake(session).await,
+        Ok(Opened::Legacy(session)) => legacy_handshake(*session).await,
         Ok(Opened::NotLegacy {
             why,
             unsupported: true,
@@ -367,7 +367,7 @@ async fn try_legacy(
     url: &Url,
 ) -> Result<Result<Handshake, String>, ProbeError> {
     match legacy_sse::open(client, url, tally.clone()).await? {
-        Opened::Legacy(session) => legacy_handshake(session).await.map(Ok),
+        Opened::Legacy(session) => legacy_handshake(*session).await.map(Ok),
         Opened::NotLegacy { why, .. } => Ok(Err(why)),
     }
 }

@@ -158,7 +158,10 @@ async fn private_challenge() -> Response {
 }
 
 async fn changing_challenge() -> Response {
-    challenge(StatusCode::UNAUTHORIZED, r#"Bearer error="invalid_token""#.into())
+    challenge(
+        StatusCode::UNAUTHORIZED,
+        r#"Bearer error="invalid_token""#.into(),
+    )
 }
 
 async fn changing_metadata(State(state): State<Arc<Shared>>) -> impl IntoResponse {

@@ -28,7 +28,11 @@ pub struct PyAuthPeer {
 /// Starts `auth_server.py` serving `surface`; `auth` turns the SDK's resource-server protection
 /// on (the surface key `"protected": false` opens it while it runs). `None` when the Python
 /// peer is not installed.
-pub fn start_python(surface: &SurfaceFile, transport: PyTransport, auth: bool) -> Option<PyAuthPeer> {
+pub fn start_python(
+    surface: &SurfaceFile,
+    transport: PyTransport,
+    auth: bool,
+) -> Option<PyAuthPeer> {
     let python = super::python::interpreter()?;
     let mut command = Command::new(python);
     command
