@@ -279,6 +279,11 @@ async fn a_metadata_url_at_a_cloud_metadata_address_is_refused_unfetched() {
         "{problem}"
     );
     assert!(metadata.url.is_none());
+    assert_eq!(
+        auth_faults::hits("/.well-known/oauth-protected-resource/private/mcp"),
+        0,
+        "an advertised URL replaces the well-known ones"
+    );
 }
 
 #[tokio::test]
