@@ -19,7 +19,7 @@ use tokio::time::Instant as TokioInstant;
 use crate::diff::{self, AuthState, Change};
 use crate::input::{Input, InputError};
 use crate::ledger::{Ledger, LedgerError, StoredSurface, Update};
-use crate::mcp::{self, Era, Observation, ProbeFailure, ProbeOptions};
+use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
@@ -261,6 +261,7 @@ async fn probe_and_record(
                 count_resources_and_prompts: input.count_resources_and_prompts,
                 preferred_era: ledger.entry(target.key()).and_then(|e| e.era),
                 force_era: options.force_era,
+                probe_oauth_metadata: input.probe_oauth_metadata,
                 ..ProbeOptions::default()
             };
             (target, probe_options)
@@ -633,11 +634,9 @@ async fn record_auth_required(
     failure: ProbeFailure,
     now: DateTime<Utc>,
 ) -> ServerResult {
-    let auth = AuthState {
-        auth_required: true,
-        anonymous_listing_allowed: false,
-        ..AuthState::default()
-    };
+    let findings = failure.auth.clone().unwrap_or_default();
+    let known = ledger.entry(&row.server_url).map(|e| &e.auth);
+    let auth = protected_state(&findings, known);
     let (status, changes) = match ledger.entry(&row.server_url) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => (
@@ -646,9 +645,13 @@ async fn record_auth_required(
         ),
     };
     let mut change_rows = alerted(input, &changes);
-    let mut error = failure.error.to_string();
+    let mut error = match findings.metadata.as_ref().and_then(|m| m.failure_note()) {
+        Some(note) => format!("{}; {note}", failure.error),
+        None => failure.error.to_string(),
+    };
     let status = if settle(charging, change_rows.len()).await {
-        ledger.apply(&row.server_url, now, Update::AuthOnly { auth }, &changes);
+        let update = Update::AuthOnly { auth: auth.clone() };
+        ledger.apply(&row.server_url, now, update, &changes);
         status
     } else {
         error = format!("{error}; {}", deferred_note(change_rows.len()));
@@ -660,6 +663,9 @@ async fn record_auth_required(
         row: ServerRow {
             reason_code: Some(ReasonCode::AuthRequired),
             error: Some(error),
+            oauth_protected_resource_metadata_url: findings.metadata_url(),
+            oauth_authorization_servers: auth.authorization_servers.clone(),
+            oauth_scopes_supported: auth.scopes.clone(),
             http_status: failure.http_status,
             final_url: failure.final_url.map(|u| u.to_string()),
             bytes_read: failure.bytes_read,
@@ -676,10 +682,30 @@ async fn record_auth_required(
     }
 }
 
+/// The auth state of a server that refused the anonymous listing. When no metadata document
+/// was read this time (switched off, unreachable), the lists stored for a server that was
+/// already protected are kept: an unanswered metadata request is not an auth change. A first
+/// observation without metadata records the challenge's `scope`.
+fn protected_state(findings: &AuthFindings, known: Option<&AuthState>) -> AuthState {
+    let (authorization_servers, scopes) = match known.filter(|k| k.auth_required) {
+        Some(stored) if !findings.has_metadata() => {
+            (stored.authorization_servers.clone(), stored.scopes.clone())
+        }
+        _ => (findings.authorization_servers(), findings.scopes()),
+    };
+    AuthState {
+        auth_required: true,
+        anonymous_listing_allowed: false,
+        authorization_servers,
+        scopes,
+    }
+}
+
 fn era_name(era: Era) -> &'static str {
     match era {
         Era::Modern => "modern",
         Era::Classic => "classic",
+        Era::LegacySse => "legacy_sse",
     }
 }
 

@@ -53,6 +53,7 @@ fn python_row(
     let (era_name, protocol) = match era {
         Era::Modern => ("modern", "2026-07-28"),
         Era::Classic => ("classic", "2025-11-25"),
+        Era::LegacySse => ("legacy_sse", "2024-11-05"),
     };
     let status = if previous.is_some() {
         "compared"

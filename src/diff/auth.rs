@@ -41,29 +41,34 @@ pub fn tool_diff_decision(_old: &AuthState, new: &AuthState) -> ToolDiffDecision
 
 /// One `auth_requirement_changed` record (high) when anything about authentication changed,
 /// with the two states as values and one detail line per changed aspect; empty otherwise.
-/// Server and scope lists compare as sets.
+/// Its `field` names what changed (see `field_of`). Server and scope lists compare as sets.
 pub fn compare_auth(old: &AuthState, new: &AuthState) -> Vec<Change> {
     let (old, new) = (normalized(old), normalized(new));
     let mut details = Vec::new();
+    let mut parts = Vec::new();
     if old.auth_required != new.auth_required {
+        parts.push("auth_required");
         details.push(format!(
             "auth_required {} → {}",
             old.auth_required, new.auth_required
         ));
     }
     if old.anonymous_listing_allowed != new.anonymous_listing_allowed {
+        parts.push("anonymous_listing_allowed");
         details.push(format!(
             "anonymous_listing_allowed {} → {}",
             old.anonymous_listing_allowed, new.anonymous_listing_allowed
         ));
     }
     if old.authorization_servers != new.authorization_servers {
+        parts.push("authorization_servers");
         details.push(format!(
             "authorization_servers {:?} → {:?}",
             old.authorization_servers, new.authorization_servers
         ));
     }
     if old.scopes != new.scopes {
+        parts.push("scopes");
         details.push(format!("scopes {:?} → {:?}", old.scopes, new.scopes));
     }
     if details.is_empty() {
@@ -73,13 +78,23 @@ pub fn compare_auth(old: &AuthState, new: &AuthState) -> Vec<Change> {
     let mut change = Change::new(
         ChangeClass::AuthRequirementChanged,
         None,
-        "auth",
+        &field_of(&parts),
         value(&old),
         value(&new),
         Severity::High,
     );
     change.details = details;
     vec![change]
+}
+
+/// The field of the change row: the requirement itself when it changed (with everything
+/// else that changed along with it left to the details), otherwise the metadata parts that
+/// changed, joined by `,`.
+fn field_of(parts: &[&str]) -> String {
+    match parts.first().copied() {
+        Some(first @ ("auth_required" | "anonymous_listing_allowed")) => first.to_string(),
+        _ => parts.join(","),
+    }
 }
 
 fn normalized(state: &AuthState) -> AuthState {
@@ -158,6 +173,7 @@ mod tests {
         wider.scopes.push("write".into());
         let changes = compare_auth(&locked(), &wider);
         assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].field, "scopes");
         assert_eq!(
             changes[0].details,
             [r#"scopes ["read"] → ["read", "write"]"#]
@@ -165,5 +181,38 @@ mod tests {
         let mut reordered = wider.clone();
         reordered.scopes.reverse();
         assert!(compare_auth(&wider, &reordered).is_empty());
+    }
+
+    #[test]
+    fn the_field_names_the_part_that_changed() {
+        let mut moved = locked();
+        moved.authorization_servers = vec!["https://other-as.example".into()];
+        let mut both = moved.clone();
+        both.scopes = vec!["admin".into()];
+        let mut listing_only = open();
+        listing_only.anonymous_listing_allowed = false;
+        let cases = [
+            ("lost to auth", open(), locked(), "auth_required"),
+            ("readable again", locked(), open(), "auth_required"),
+            (
+                "listing refused",
+                open(),
+                listing_only,
+                "anonymous_listing_allowed",
+            ),
+            (
+                "issuer moved",
+                locked(),
+                moved.clone(),
+                "authorization_servers",
+            ),
+            ("both moved", locked(), both, "authorization_servers,scopes"),
+        ];
+        for (name, old, new, field) in cases {
+            let changes = compare_auth(&old, &new);
+            assert_eq!(changes.len(), 1, "{name}");
+            assert_eq!(changes[0].field, field, "{name}");
+            assert_eq!(changes[0].severity, Severity::High, "{name}");
+        }
     }
 }

@@ -24,6 +24,19 @@ pub enum Era {
     /// Streamable HTTP of 2025-03-26 … 2025-11-25: `initialize`, `notifications/initialized`,
     /// optional `Mcp-Session-Id`.
     Classic,
+    /// The 2024-11-05 HTTP+SSE transport: a long-lived GET event stream whose first event
+    /// names the endpoint that takes the POSTs; answers arrive on the stream.
+    LegacySse,
+}
+
+impl Era {
+    /// The transport name rows carry for this era.
+    pub fn transport(self) -> &'static str {
+        match self {
+            Era::Modern | Era::Classic => "streamable-http",
+            Era::LegacySse => "http+sse",
+        }
+    }
 }
 
 /// The modern protocol versions this client speaks, newest first.
@@ -288,5 +301,11 @@ mod tests {
             serde_json::to_value(Era::Classic).unwrap(),
             json!("classic")
         );
+        assert_eq!(
+            serde_json::to_value(Era::LegacySse).unwrap(),
+            json!("legacy_sse")
+        );
+        assert_eq!(Era::LegacySse.transport(), "http+sse");
+        assert_eq!(Era::Modern.transport(), "streamable-http");
     }
 }

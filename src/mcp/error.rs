@@ -2,6 +2,7 @@
 
 use url::Url;
 
+use super::auth::AuthFindings;
 use crate::net::NetError;
 use crate::reason::ReasonCode;
 
@@ -42,6 +43,10 @@ pub enum ProbeError {
     /// The server speaks no protocol version or transport this client can read.
     #[error("unsupported transport: {0}")]
     TransportUnsupported(String),
+    /// The server speaks the 2024-11-05 HTTP+SSE transport (its GET stream opened with an
+    /// `endpoint` event), but the surface could not be read through it; carries the cause.
+    #[error("legacy HTTP+SSE transport: {0}")]
+    LegacySse(Box<ProbeError>),
 }
 
 impl ProbeError {
@@ -62,6 +67,23 @@ impl ProbeError {
                 ProbeError::AuthRequired { .. } => ReasonCode::AuthRequired,
                 _ => ReasonCode::ToolsListFailed,
             },
+            ProbeError::LegacySse(inner) => match inner.auth_refusal() {
+                Some(_) => ReasonCode::AuthRequired,
+                None => ReasonCode::TransportLegacySse,
+            },
+        }
+    }
+
+    /// The status and `WWW-Authenticate` value of the 401/403 behind this error, wherever it
+    /// sits (handshake, `tools/list`, legacy transport).
+    pub fn auth_refusal(&self) -> Option<(u16, Option<&str>)> {
+        match self {
+            ProbeError::AuthRequired {
+                status,
+                www_authenticate,
+            } => Some((*status, www_authenticate.as_deref())),
+            ProbeError::ToolsList(inner) | ProbeError::LegacySse(inner) => inner.auth_refusal(),
+            _ => None,
         }
     }
 }
@@ -82,6 +104,8 @@ pub struct ProbeFailure {
     pub bytes_read: u64,
     /// The URL of the last HTTP response received (after redirects), if any.
     pub final_url: Option<Url>,
+    /// For an auth refusal: the parsed challenge and the RFC 9728 metadata probe.
+    pub auth: Option<AuthFindings>,
 }
 
 impl std::fmt::Display for ProbeFailure {
@@ -161,9 +185,35 @@ mod tests {
                 )))),
                 ReasonCode::Timeout,
             ),
+            (
+                ProbeError::LegacySse(Box::new(ProbeError::Net(NetError::Timeout(
+                    Duration::from_secs(1),
+                )))),
+                ReasonCode::TransportLegacySse,
+            ),
+            (
+                ProbeError::LegacySse(Box::new(ProbeError::ToolsList(Box::new(
+                    ProbeError::AuthRequired {
+                        status: 403,
+                        www_authenticate: None,
+                    },
+                )))),
+                ReasonCode::AuthRequired,
+            ),
         ];
         for (error, code) in table {
             assert_eq!(error.reason_code(), code, "{error:?}");
         }
+    }
+
+    #[test]
+    fn finds_the_auth_refusal_behind_wrappers() {
+        let refusal = ProbeError::AuthRequired {
+            status: 401,
+            www_authenticate: Some("Bearer".into()),
+        };
+        let wrapped = ProbeError::LegacySse(Box::new(ProbeError::ToolsList(Box::new(refusal))));
+        assert_eq!(wrapped.auth_refusal(), Some((401, Some("Bearer"))));
+        assert_eq!(ProbeError::Http { status: 404 }.auth_refusal(), None);
     }
 }

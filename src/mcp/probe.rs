@@ -6,15 +6,18 @@
 //! handshake is done; each walks its `nextCursor` chain page by page.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use reqwest::header::HeaderMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use url::Url;
 
+use super::auth::{self, AuthChallenge, AuthFindings};
 use super::era::{self, DiscoverVerdict, Era};
 use super::error::{ProbeError, ProbeFailure};
 use super::exchange::{self, Body, Reply, Wire};
+use super::legacy_sse::{self, LegacySession, Opened, Tally};
 use crate::net::Client;
 
 /// The name this client gives in `clientInfo`.
@@ -36,6 +39,9 @@ pub struct ProbeOptions {
     pub max_pages: u32,
     /// Tools kept; more make the observation `tools_truncated`.
     pub max_tools: usize,
+    /// When the server refuses the anonymous request, look for its RFC 9728 metadata (at most
+    /// two GET requests).
+    pub probe_oauth_metadata: bool,
 }
 
 impl Default for ProbeOptions {
@@ -46,6 +52,7 @@ impl Default for ProbeOptions {
             force_era: None,
             max_pages: 5,
             max_tools: 500,
+            probe_oauth_metadata: true,
         }
     }
 }
@@ -57,7 +64,7 @@ pub struct Observation {
     pub final_url: Url,
     /// The era that worked.
     pub era: Era,
-    /// The transport name as it appears in rows (`streamable-http`).
+    /// The transport name as it appears in rows (`streamable-http` or `http+sse`).
     pub transport: String,
     /// The negotiated protocol version.
     pub protocol_version: String,
@@ -95,38 +102,79 @@ pub async fn probe(
     options: &ProbeOptions,
 ) -> Result<Observation, ProbeFailure> {
     let wire = Wire::new(client);
-    let outcome = read_surface(&wire, url, options).await;
+    let tally = Arc::new(Tally::default());
+    let outcome = read_surface(client, &wire, &tally, url, options).await;
     let stats = wire.stats();
+    let bytes_read = stats.bytes_read() + tally.bytes_read();
     match outcome {
         Ok(mut observation) => {
-            observation.bytes_read = stats.bytes_read();
-            observation.requests_sent = stats.requests_sent();
+            observation.bytes_read = bytes_read;
+            observation.requests_sent = stats.requests_sent() + tally.requests_sent();
             Ok(observation)
         }
         Err(error) => {
             let last = stats.last_response();
+            let final_url = last.as_ref().map(|(_, url)| url.clone());
+            let auth = match error.auth_refusal() {
+                Some((_, header)) => {
+                    let endpoint = final_url.as_ref().unwrap_or(url);
+                    Some(auth_findings(client, endpoint, header, options).await)
+                }
+                None => None,
+            };
+            let metadata_bytes = auth
+                .as_ref()
+                .and_then(|a| a.metadata.as_ref())
+                .map_or(0, |m| m.bytes_read);
+            let http_status = match error.auth_refusal() {
+                Some((status, _)) => Some(status),
+                None => last.as_ref().map(|(status, _)| *status),
+            };
             Err(ProbeFailure {
                 error,
-                http_status: last.as_ref().map(|(status, _)| *status),
-                bytes_read: stats.bytes_read(),
-                final_url: last.map(|(_, url)| url),
+                http_status,
+                bytes_read: bytes_read + metadata_bytes,
+                final_url,
+                auth,
             })
         }
     }
 }
 
+/// Parses the challenge of a refusal and, when asked, probes the RFC 9728 metadata.
+async fn auth_findings(
+    client: &Client,
+    endpoint: &Url,
+    header: Option<&str>,
+    options: &ProbeOptions,
+) -> AuthFindings {
+    let challenge = AuthChallenge::from_header(header);
+    let metadata = if options.probe_oauth_metadata {
+        Some(auth::probe_metadata(client, endpoint, &challenge).await)
+    } else {
+        None
+    };
+    AuthFindings {
+        challenge,
+        metadata,
+    }
+}
+
 async fn read_surface(
+    client: &Client,
     wire: &Wire<'_>,
+    tally: &Arc<Tally>,
     url: &Url,
     options: &ProbeOptions,
 ) -> Result<Observation, ProbeError> {
-    let handshake = handshake(wire, url, options).await?;
+    let handshake = handshake(client, wire, tally, url, options).await?;
     let session = Session {
         wire,
         url: handshake.url.clone(),
         era: handshake.era,
         version: handshake.version.clone(),
         session_id: handshake.session_id.clone(),
+        legacy: handshake.legacy.as_ref(),
     };
     let capabilities = handshake
         .result
@@ -163,12 +211,19 @@ async fn read_surface(
 
     let tools = tools.map_err(|error| match error {
         auth @ ProbeError::AuthRequired { .. } => auth,
+        other if handshake.era == Era::LegacySse => {
+            ProbeError::LegacySse(Box::new(ProbeError::ToolsList(Box::new(other))))
+        }
         other => ProbeError::ToolsList(Box::new(other)),
     })?;
+    let final_url = match &handshake.legacy {
+        Some(legacy) => legacy.stream_url().clone(),
+        None => handshake.url.clone(),
+    };
     Ok(Observation {
-        final_url: handshake.url,
+        final_url,
         era: handshake.era,
-        transport: "streamable-http".to_string(),
+        transport: handshake.era.transport().to_string(),
         protocol_version: handshake.version,
         server_info: server_info(&handshake.result, handshake.era),
         instructions: handshake
@@ -196,7 +251,7 @@ fn server_info(result: &Value, era: Era) -> Value {
     let top_level = result.get("serverInfo");
     let found = match era {
         Era::Modern => in_meta.or(top_level),
-        Era::Classic => top_level.or(in_meta),
+        Era::Classic | Era::LegacySse => top_level.or(in_meta),
     };
     found.cloned().unwrap_or(Value::Null)
 }
@@ -211,16 +266,22 @@ struct Handshake {
     status: u16,
     /// The discover or initialize result.
     result: Value,
+    /// The open event stream of a legacy HTTP+SSE server.
+    legacy: Option<LegacySession>,
 }
 
-/// A failed `initialize`, with whether trying the modern era could still help.
+/// A failed `initialize`, with whether trying another era or transport could still help.
 struct ClassicFailure {
     error: ProbeError,
     may_be_modern: bool,
+    /// 400/404/405 without modern evidence: the URL may be a 2024-11-05 SSE stream.
+    may_be_legacy: bool,
 }
 
 async fn handshake(
+    client: &Client,
     wire: &Wire<'_>,
+    tally: &Arc<Tally>,
     url: &Url,
     options: &ProbeOptions,
 ) -> Result<Handshake, ProbeError> {
@@ -231,20 +292,125 @@ async fn handshake(
             )
         }),
         (Some(Era::Classic), _) => try_classic(wire, url).await.map_err(|f| f.error),
+        (Some(Era::LegacySse), _) => try_legacy(client, tally, url)
+            .await?
+            .map_err(ProbeError::TransportUnsupported),
+        (None, Some(Era::LegacySse)) => match try_legacy(client, tally, url).await {
+            Ok(Ok(handshake)) => Ok(handshake),
+            Err(auth @ ProbeError::AuthRequired { .. }) => Err(auth),
+            Ok(Err(_)) | Err(_) => detect(client, wire, tally, url, false).await,
+        },
         (None, Some(Era::Classic)) => match try_classic(wire, url).await {
             Ok(handshake) => Ok(handshake),
             Err(failure) if failure.may_be_modern => match try_modern(wire, url).await {
                 Ok(Some(handshake)) => Ok(handshake),
                 Err(auth @ ProbeError::AuthRequired { .. }) => Err(auth),
+                Ok(None) | Err(_) if failure.may_be_legacy => {
+                    legacy_fallback(client, tally, url, failure.error).await
+                }
                 Ok(None) | Err(_) => Err(failure.error),
             },
             Err(failure) => Err(failure.error),
         },
-        (None, _) => match try_modern(wire, url).await? {
-            Some(handshake) => Ok(handshake),
-            None => try_classic(wire, url).await.map_err(|f| f.error),
-        },
+        (None, _) => detect(client, wire, tally, url, true).await,
     }
+}
+
+/// The default order: `server/discover`, then `initialize`, then the legacy GET stream.
+async fn detect(
+    client: &Client,
+    wire: &Wire<'_>,
+    tally: &Arc<Tally>,
+    url: &Url,
+    legacy_allowed: bool,
+) -> Result<Handshake, ProbeError> {
+    if let Some(handshake) = try_modern(wire, url).await? {
+        return Ok(handshake);
+    }
+    match try_classic(wire, url).await {
+        Ok(handshake) => Ok(handshake),
+        Err(failure) if failure.may_be_legacy && legacy_allowed => {
+            legacy_fallback(client, tally, url, failure.error).await
+        }
+        Err(failure) => Err(failure.error),
+    }
+}
+
+/// Both POST handshakes failed in a way a legacy server would make them fail: GET the URL as
+/// an event stream. A URL that serves something else entirely is `TransportUnsupported`;
+/// otherwise the `initialize` error stands.
+async fn legacy_fallback(
+    client: &Client,
+    tally: &Arc<Tally>,
+    url: &Url,
+    classic_error: ProbeError,
+) -> Result<Handshake, ProbeError> {
+    match legacy_sse::open(client, url, tally.clone()).await {
+        Ok(Opened::Legacy(session)) => legacy_handshake(*session).await,
+        Ok(Opened::NotLegacy {
+            why,
+            unsupported: true,
+        }) => Err(ProbeError::TransportUnsupported(format!(
+            "neither MCP transport: initialize failed ({classic_error}) and {why}"
+        ))),
+        Ok(Opened::NotLegacy { .. }) => Err(classic_error),
+        Err(auth @ ProbeError::AuthRequired { .. }) => Err(auth),
+        Err(legacy @ ProbeError::LegacySse(_)) => Err(legacy),
+        Err(_) => Err(classic_error),
+    }
+}
+
+/// The legacy transport alone: `Ok(Err(why))` when the URL is not a legacy stream.
+async fn try_legacy(
+    client: &Client,
+    tally: &Arc<Tally>,
+    url: &Url,
+) -> Result<Result<Handshake, String>, ProbeError> {
+    match legacy_sse::open(client, url, tally.clone()).await? {
+        Opened::Legacy(session) => legacy_handshake(*session).await.map(Ok),
+        Opened::NotLegacy { why, .. } => Ok(Err(why)),
+    }
+}
+
+/// `initialize` and `notifications/initialized` over an open legacy stream. Any failure but
+/// an auth refusal is wrapped in `LegacySse`: the transport was recognised.
+async fn legacy_handshake(session: LegacySession) -> Result<Handshake, ProbeError> {
+    let wrap = |error: ProbeError| match error {
+        auth @ ProbeError::AuthRequired { .. } => auth,
+        other => ProbeError::LegacySse(Box::new(other)),
+    };
+    let params = json!({
+        "protocolVersion": era::CLASSIC_VERSIONS[0],
+        "capabilities": {},
+        "clientInfo": client_info(),
+    });
+    let result = session
+        .call("initialize", Some(params))
+        .await
+        .map_err(wrap)?;
+    let version = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !era::is_known_classic_version(&version) {
+        return Err(wrap(ProbeError::TransportUnsupported(format!(
+            "the server negotiated protocol version {version:?}"
+        ))));
+    }
+    session
+        .notify("notifications/initialized")
+        .await
+        .map_err(wrap)?;
+    Ok(Handshake {
+        era: Era::LegacySse,
+        url: session.endpoint().clone(),
+        version,
+        session_id: None,
+        status: session.status(),
+        result,
+        legacy: Some(session),
+    })
 }
 
 /// `server/discover`; `Ok(None)` when the answer says the server is not modern.
@@ -269,6 +435,7 @@ async fn try_modern(wire: &Wire<'_>, url: &Url) -> Result<Option<Handshake>, Pro
                     session_id: None,
                     status: reply.status,
                     result,
+                    legacy: None,
                 }));
             }
             DiscoverVerdict::RetryWith(other) if attempt == 0 => version = other,
@@ -294,21 +461,26 @@ async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake, ClassicFai
         .map_err(|error| ClassicFailure {
             error: error.into(),
             may_be_modern: false,
+            may_be_legacy: false,
         })?;
     let modern_evidence =
         matches!(&reply.body, Body::Message(Err(e)) if era::is_modern_evidence(e));
     let may_be_modern =
         modern_evidence || ((400..500).contains(&reply.status) && reply.auth_error().is_none());
+    // 426: a WebSocket-only endpoint, which the GET then confirms.
+    let may_be_legacy = !modern_evidence && matches!(reply.status, 400 | 404 | 405 | 426);
     let status = reply.status;
     let session_id = reply.session_id.clone();
     let final_url = reply.final_url.clone().unwrap_or_else(|| url.clone());
     let result = reply.into_result().map_err(|error| ClassicFailure {
         error,
         may_be_modern,
+        may_be_legacy,
     })?;
     let fail = |error: ProbeError| ClassicFailure {
         error,
         may_be_modern: false,
+        may_be_legacy: false,
     };
     let version = result
         .get("protocolVersion")
@@ -321,6 +493,7 @@ async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake, ClassicFai
         era: Era::Classic,
         version: version.clone(),
         session_id: session_id.clone(),
+        legacy: None,
     };
     if !era::is_known_classic_version(&version) {
         session.close().await;
@@ -346,6 +519,7 @@ async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake, ClassicFai
         session_id,
         status,
         result,
+        legacy: None,
     })
 }
 
@@ -395,13 +569,15 @@ struct Session<'w, 'c> {
     era: Era,
     version: String,
     session_id: Option<String>,
+    /// Set for the legacy transport: requests go through its stream instead of the wire.
+    legacy: Option<&'w LegacySession>,
 }
 
 impl Session<'_, '_> {
     fn headers(&self, method: &str) -> HeaderMap {
         match self.era {
             Era::Modern => modern_headers(&self.version, method),
-            Era::Classic => {
+            Era::Classic | Era::LegacySse => {
                 let mut headers = HeaderMap::new();
                 exchange::set_header(&mut headers, exchange::VERSION_HEADER, &self.version);
                 if let Some(id) = &self.session_id {
@@ -415,7 +591,20 @@ impl Session<'_, '_> {
     fn params(&self, cursor: Option<&str>) -> Option<Value> {
         match self.era {
             Era::Modern => Some(modern_params(&self.version, cursor)),
-            Era::Classic => cursor.map(|cursor| json!({"cursor": cursor})),
+            Era::Classic | Era::LegacySse => cursor.map(|cursor| json!({"cursor": cursor})),
+        }
+    }
+
+    /// Sends one request and returns its result.
+    async fn call(&self, method: &str, cursor: Option<&str>) -> Result<Value, ProbeError> {
+        let params = self.params(cursor);
+        match self.legacy {
+            Some(legacy) => legacy.call(method, params).await,
+            None => self
+                .wire
+                .request(&self.url, self.headers(method), method, params)
+                .await?
+                .into_result(),
         }
     }
 
@@ -431,16 +620,7 @@ impl Session<'_, '_> {
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..options.max_pages.max(1) {
-            let reply = self
-                .wire
-                .request(
-                    &self.url,
-                    self.headers(method),
-                    method,
-                    self.params(cursor.as_deref()),
-                )
-                .await?;
-            let result = reply.into_result()?;
+            let result = self.call(method, cursor.as_deref()).await?;
             let Some(items) = result.get(key).and_then(Value::as_array) else {
                 return Err(ProbeError::NotJson(format!(
                     "the {method} result has no {key} array"

@@ -123,7 +123,7 @@ pub struct ServerRow {
     pub transport: Option<String>,
     /// Negotiated protocol version.
     pub protocol_version: Option<String>,
-    /// Protocol era that worked: `modern` or `classic`.
+    /// Protocol era that worked: `modern`, `classic` or `legacy_sse`.
     pub protocol_era: Option<String>,
     /// Self-reported server name.
     pub server_name: Option<String>,
@@ -137,6 +137,9 @@ pub struct ServerRow {
     pub oauth_protected_resource_metadata_url: Option<String>,
     /// Authorization servers named by that metadata.
     pub oauth_authorization_servers: Vec<String>,
+    /// Scopes the server advertises: the metadata's `scopes_supported`, else the challenge's
+    /// `scope`.
+    pub oauth_scopes_supported: Vec<String>,
     /// Number of tools read.
     pub tools_total: Option<usize>,
     /// Number of resources, when counted.

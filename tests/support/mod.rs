@@ -6,6 +6,8 @@
 //! returns, so `cargo test` passes on a bare clone.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod auth_faults;
+pub mod auth_peer;
 pub mod background;
 pub mod everything;
 pub mod faults;
@@ -40,6 +42,14 @@ pub fn client_with(request_timeout: Duration, max_response_bytes: u64) -> Client
 pub fn no_dns_client() -> Client {
     let config = NetConfig::new(TEST_REQUEST_TIMEOUT, 3, 2_000_000).allow_private(true);
     Client::with_lookup(config, Arc::new(TableLookup::new())).expect("build the test HTTP client")
+}
+
+/// The charging manager of a plain local run: no pricing, nothing sent, a dry-run record.
+pub async fn local_charging() -> mcp_surface_ledger::platform::Charging {
+    use mcp_surface_ledger::platform::{ApiClient, Charging, PlatformEnv};
+    let env = PlatformEnv::from_vars(|_| None).expect("an empty environment is valid");
+    let api = ApiClient::new(&env).expect("API client");
+    Charging::init(&env, &api).await.expect("local charging")
 }
 
 /// Prints why a test did nothing (a peer is not installed) so the skip is visible.
