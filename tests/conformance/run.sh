@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (client mode) against `mcp-surface-ledger snapshot`.
+#
+# Installs, under target/conformance/ and only when missing:
+#   node/   Node.js 22 from npm (`node@22`): the suite crashes on Node 20
+#   suite/  @modelcontextprotocol/conformance, pinned below
+# then builds the debug binary and runs each client scenario. The harness starts a scripted
+# mock server per scenario on 127.0.0.1 and appends its URL to our command line; results land
+# in target/conformance/results/. Exits non-zero when a scenario fails.
+# See docs/conformance.md for what each scenario checks and what is out of scope (tools_call).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+dest="${CONFORMANCE_DIR:-$root/target/conformance}"
+node_spec='node@22.23.3'
+suite_spec='@modelcontextprotocol/conformance@0.2.0-alpha.12'
+scenarios=(initialize request-metadata http-standard-headers json-schema-2020-12-preservation)
+
+install_once() { # dir spec
+  local dir="$1" spec="$2"
+  local stamp="$dir/.installed-$(echo "$spec" | tr -c 'A-Za-z0-9.' '_')"
+  if [ -f "$stamp" ]; then
+    return
+  fi
+  echo "conformance: installing $spec into $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  (cd "$dir" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$spec")
+  touch "$stamp"
+}
+
+install_once "$dest/node" "$node_spec"
+install_once "$dest/suite" "$suite_spec"
+node_bin="$dest/node/node_modules/node/bin"
+export PATH="$node_bin:$PATH"
+echo "conformance: node $(node --version)"
+
+(cd "$root" && cargo build --quiet --bin mcp-surface-ledger)
+client="$root/target/debug/mcp-surface-ledger snapshot --allow-private-targets"
+cli="$dest/suite/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+
+mkdir -p "$dest/results"
+failed=()
+for scenario in "${scenarios[@]}"; do
+  echo "--- conformance client scenario: $scenario"
+  if ! (cd "$dest/results" && RUST_LOG=warn node "$cli" client --command "$client" --scenario "$scenario"); then
+    failed+=("$scenario")
+  fi
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "conformance: FAILED scenarios: ${failed[*]}" >&2
+  exit 1
+fi
+echo "conformance: all ${#scenarios[@]} scenarios passed"
