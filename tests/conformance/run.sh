@@ -37,17 +37,22 @@ export PATH="$node_bin:$PATH"
 echo "conformance: node $(node --version)"
 
 (cd "$root" && cargo build --quiet --bin mcp-surface-ledger)
-client="$root/target/debug/mcp-surface-ledger snapshot --allow-private-targets"
 cli="$dest/suite/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+results="$dest/results/$(date -u +%Y%m%dT%H%M%SZ)"
 
-mkdir -p "$dest/results"
+mkdir -p "$results"
 failed=()
 for scenario in "${scenarios[@]}"; do
   echo "--- conformance client scenario: $scenario"
-  if ! (cd "$dest/results" && RUST_LOG=warn node "$cli" client --command "$client" --scenario "$scenario"); then
+  if ! RUST_LOG=warn node "$cli" client --command "$here/client.sh" --scenario "$scenario" \
+      --expected-failures "$here/baseline.yml" -o "$results"; then
     failed+=("$scenario")
   fi
 done
+echo "--- schema preservation, checked on the printed snapshot"
+if ! node "$here/preserved.mjs" "$(ls -d "$results"/json-schema-2020-12-preservation-* | tail -1)"; then
+  failed+=("json-schema-2020-12-preservation (snapshot check)")
+fi
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "conformance: FAILED scenarios: ${failed[*]}" >&2
   exit 1
