@@ -5,6 +5,8 @@
 //! runs the real binary twice against one local storage. Needs `../shared/fixtures`; skips with
 //! a note when it is absent.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
+
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +32,8 @@ fn ledger(args: &[&str]) -> Output {
     let mut command = Command::new(BIN);
     command.args(args).env("RUST_LOG", "warn");
     for (name, _) in std::env::vars() {
-        if name.starts_with("APIFY_") || name.starts_with("ACTOR_") || name == "CRAWLEE_STORAGE_DIR" {
+        if name.starts_with("APIFY_") || name.starts_with("ACTOR_") || name == "CRAWLEE_STORAGE_DIR"
+        {
             command.env_remove(name);
         }
     }
@@ -46,7 +49,12 @@ fn diff_json(before: &Path, after: &Path) -> Value {
         "--format",
         "json",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).expect("diff prints JSON")
 }
 
@@ -73,7 +81,12 @@ fn actor_run(storage: &Path, input: &Path) -> (Vec<Value>, String) {
         input.to_str().unwrap(),
         "--allow-private-targets",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let dataset = storage.join("datasets/default");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dataset)
         .unwrap()
@@ -94,12 +107,19 @@ fn actor_run(storage: &Path, input: &Path) -> (Vec<Value>, String) {
 #[test]
 fn diff_prints_the_records_the_actor_run_writes() {
     let Some(dir) = fixtures() else {
-        support::skip("diff_prints_the_records_the_actor_run_writes", "../shared/fixtures absent");
+        support::skip(
+            "diff_prints_the_records_the_actor_run_writes",
+            "../shared/fixtures absent",
+        );
         return;
     };
     let storage = tempfile::tempdir().unwrap();
     let all_classes: Vec<&str> = ChangeClass::ALL.iter().map(|c| c.as_str()).collect();
-    for (old, new) in [("v0.26.3", "v0.27.0"), ("v1.5.0", "v1.6.0"), ("v0.30.3", "v0.31.0")] {
+    for (old, new) in [
+        ("v0.26.3", "v0.27.0"),
+        ("v1.5.0", "v1.6.0"),
+        ("v0.30.3", "v0.31.0"),
+    ] {
         let (before, after) = (fixture(&dir, old), fixture(&dir, new));
         let peer = RmcpPeer::start(served_surface(&before), RmcpMode::default());
         let input = storage.path().join(format!("input-{old}.json"));
@@ -120,12 +140,22 @@ fn diff_prints_the_records_the_actor_run_writes() {
         assert!(!diff_rows.is_empty(), "{old} -> {new} has changes");
         let actor: Vec<Value> = actor_rows.iter().map(essence).collect();
         let offline: Vec<Value> = diff_rows.iter().map(essence).collect();
-        assert_eq!(actor, offline, "{old} -> {new}: Actor rows and diff rows differ");
+        assert_eq!(
+            actor, offline,
+            "{old} -> {new}: Actor rows and diff rows differ"
+        );
         assert_eq!(document["changes_total"], json!(diff_rows.len()));
-        assert!(actor_rows.iter().all(|r| r["server_url"] == peer.url.as_str()));
+        assert!(
+            actor_rows
+                .iter()
+                .all(|r| r["server_url"] == peer.url.as_str())
+        );
 
         // The Actor's REPORT shows every change row.
-        assert_eq!(report.matches("<details class=\"change sev-").count(), actor_rows.len());
+        assert_eq!(
+            report.matches("<details class=\"change sev-").count(),
+            actor_rows.len()
+        );
         let total = format!(
             "<li data-stat=\"changes_total\"><span class=\"num\">{}</span>",
             actor_rows.len()
@@ -137,7 +167,10 @@ fn diff_prints_the_records_the_actor_run_writes() {
 #[test]
 fn diff_of_two_snapshots_matches_diff_of_the_raw_lists() {
     let Some(dir) = fixtures() else {
-        support::skip("diff_of_two_snapshots_matches_diff_of_the_raw_lists", "../shared/fixtures absent");
+        support::skip(
+            "diff_of_two_snapshots_matches_diff_of_the_raw_lists",
+            "../shared/fixtures absent",
+        );
         return;
     };
     let (before, after) = (fixture(&dir, "v0.26.3"), fixture(&dir, "v0.27.0"));
@@ -146,7 +179,12 @@ fn diff_of_two_snapshots_matches_diff_of_the_raw_lists() {
     for (name, file) in [("before", &before), ("after", &after)] {
         let peer = RmcpPeer::start(served_surface(file), RmcpMode::default());
         let output = ledger(&["snapshot", "--allow-private-targets", peer.url.as_str()]);
-        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let snapshot: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(snapshot["snapshot_format"], "mcp-surface-ledger/snapshot@1");
         assert_eq!(snapshot["server"]["name"], "github-mcp-server");
@@ -160,7 +198,12 @@ fn diff_of_two_snapshots_matches_diff_of_the_raw_lists() {
     let from_snapshots = diff_json(&snapshots[0], &snapshots[1]);
     let from_lists = diff_json(&before, &after);
     let essences = |doc: &Value| -> Vec<Value> {
-        doc["changes"].as_array().unwrap().iter().map(essence).collect()
+        doc["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(essence)
+            .collect()
     };
     assert_eq!(essences(&from_snapshots), essences(&from_lists));
 }
@@ -168,7 +211,10 @@ fn diff_of_two_snapshots_matches_diff_of_the_raw_lists() {
 #[test]
 fn every_format_prints_every_change() {
     let Some(dir) = fixtures() else {
-        support::skip("every_format_prints_every_change", "../shared/fixtures absent");
+        support::skip(
+            "every_format_prints_every_change",
+            "../shared/fixtures absent",
+        );
         return;
     };
     let (before, after) = (fixture(&dir, "v1.3.0"), fixture(&dir, "v1.4.0"));
@@ -196,16 +242,25 @@ fn every_format_prints_every_change() {
                 (class.to_string(), tool.to_string())
             };
             assert!(
-                lines.iter().any(|l| l.contains(&class) && l.contains(&tool)),
+                lines
+                    .iter()
+                    .any(|l| l.contains(&class) && l.contains(&tool)),
                 "{format}: no line for {class} {tool}"
             );
         }
         let rows = match format {
             "table" => lines
                 .iter()
-                .filter(|l| ["low ", "medium ", "high "].iter().any(|s| l.starts_with(s)))
+                .filter(|l| {
+                    ["low ", "medium ", "high "]
+                        .iter()
+                        .any(|s| l.starts_with(s))
+                })
                 .count(),
-            "markdown" => lines.iter().filter(|l| l.starts_with("| ") && !l.starts_with("| Severity")).count(),
+            "markdown" => lines
+                .iter()
+                .filter(|l| l.starts_with("| ") && !l.starts_with("| Severity"))
+                .count(),
             _ => text.matches("<details class=\"change sev-").count(),
         };
         assert_eq!(rows, changes.len(), "{format}: one row per change");
@@ -215,7 +270,10 @@ fn every_format_prints_every_change() {
 #[test]
 fn fail_on_breaking_trips_on_a_renamed_required_parameter_only() {
     let Some(dir) = fixtures() else {
-        support::skip("fail_on_breaking_trips_on_a_renamed_required_parameter_only", "../shared/fixtures absent");
+        support::skip(
+            "fail_on_breaking_trips_on_a_renamed_required_parameter_only",
+            "../shared/fixtures absent",
+        );
         return;
     };
     let run = |old: &str, new: &str, level: &str| {
@@ -226,10 +284,14 @@ fn fail_on_breaking_trips_on_a_renamed_required_parameter_only() {
             "--fail-on",
             level,
         ]);
-        let document: Value = serde_json::from_slice(&output.stdout).expect("output before the gate");
+        let document: Value =
+            serde_json::from_slice(&output.stdout).expect("output before the gate");
         (output.status.code(), document["gate_tripped"].clone())
     };
-    assert_eq!(run("v0.26.3", "v0.27.0", "breaking"), (Some(1), json!(true)));
+    assert_eq!(
+        run("v0.26.3", "v0.27.0", "breaking"),
+        (Some(1), json!(true))
+    );
     assert_eq!(run("v1.5.0", "v1.6.0", "breaking"), (Some(0), json!(false)));
     assert_eq!(run("v0.26.3", "v0.27.0", "never"), (Some(0), json!(false)));
     assert_eq!(run("v0.26.3", "v0.27.0", "high"), (Some(0), json!(false)));
@@ -259,12 +321,30 @@ fn stdin_and_bad_inputs() {
 
     let missing = ledger(&["diff", "does-not-exist.json", before.to_str().unwrap()]);
     assert_eq!(missing.status.code(), Some(2));
-    let bad_format = ledger(&["diff", before.to_str().unwrap(), before.to_str().unwrap(), "--format", "yaml"]);
+    let bad_format = ledger(&[
+        "diff",
+        before.to_str().unwrap(),
+        before.to_str().unwrap(),
+        "--format",
+        "yaml",
+    ]);
     assert_eq!(bad_format.status.code(), Some(2));
     let blocked = ledger(&["snapshot", "http://127.0.0.1:9/mcp"]);
-    assert_eq!(blocked.status.code(), Some(2), "loopback needs --allow-private-targets");
-    let metadata = ledger(&["snapshot", "--allow-private-targets", "http://169.254.169.254/"]);
-    assert_eq!(metadata.status.code(), Some(2), "cloud metadata stays blocked");
+    assert_eq!(
+        blocked.status.code(),
+        Some(2),
+        "loopback needs --allow-private-targets"
+    );
+    let metadata = ledger(&[
+        "snapshot",
+        "--allow-private-targets",
+        "http://169.254.169.254/",
+    ]);
+    assert_eq!(
+        metadata.status.code(),
+        Some(2),
+        "cloud metadata stays blocked"
+    );
 }
 
 #[test]
@@ -272,6 +352,11 @@ fn snapshot_of_an_unreachable_server_is_a_runtime_failure() {
     let port = support::process::free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let output = ledger(&["snapshot", "--allow-private-targets", &url]);
-    assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(output.stdout.is_empty());
 }

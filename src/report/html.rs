@@ -268,7 +268,7 @@ details.change code { font-size: 12px; }
 .sides h4 { margin: 0 0 2px; font-size: 12px; color: var(--muted); text-transform: uppercase; }
 .sides pre { margin: 0; padding: 8px; background: #f4f5f7; border: 1px solid var(--line); border-radius: 4px;
   white-space: pre-wrap; overflow-wrap: anywhere; max-height: 480px; overflow: auto; font-size: 12px; }
-del { background: #ffd7d5; color: #6e0d08; text-decoration: line-through; }
+del { background: #ffd7d5; color: #6e0d08; text-decoration: none; }
 ins { background: #cdeed6; color: #0f4a22; text-decoration: none; }
 .absent { color: var(--muted); font-style: italic; }
 "#;
