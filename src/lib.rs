@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //!
+//! - [`cli`]: the `snapshot URL` and `diff BEFORE AFTER` commands, their formats and the gate.
 //! - [`actor`]: Actor mode: picks the storage backend and charging from the environment.
 //! - [`input`]: the Actor input as a Rust type, with defaults, ranges and messages naming each bad field.
 //! - [`targets`]: turns input URLs into usable targets or `BLOCKED_TARGET` verdicts.
@@ -22,6 +23,7 @@
 
 pub mod actor;
 pub mod changes;
+pub mod cli;
 pub mod diff;
 pub mod gate;
 pub mod input;

@@ -1,26 +1,37 @@
-//! Command-line entry point: parses arguments, sets up logging, picks the storage backend and
-//! maps the run's result to an exit code (0 ok, 1 gate tripped, 2 bad input, 3 runtime failure).
+//! Command-line entry point: parses arguments, sets up logging, dispatches to Actor mode (no
+//! subcommand) or to the `snapshot` and `diff` commands, and maps the result to an exit code
+//! (0 ok, 1 gate tripped, 2 bad input, 3 runtime failure).
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use mcp_surface_ledger::actor::{ActorArgs, run_actor};
+use mcp_surface_ledger::cli::diff::{self, DiffArgs};
+use mcp_surface_ledger::cli::source::Source;
+use mcp_surface_ledger::cli::{Format, ProbeSettings, snapshot};
+use mcp_surface_ledger::gate::FailOn;
 use mcp_surface_ledger::mcp::Era;
-use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_RUNTIME};
+use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME};
 
 /// Watches remote MCP servers and records every change of their declared surface.
 ///
-/// With no arguments it runs as an Apify Actor: it reads INPUT from the key-value store
+/// With no subcommand it runs as an Apify Actor: it reads INPUT from the key-value store
 /// (`./storage/key_value_stores/default/INPUT.json` locally), probes every server, writes
-/// one dataset row per server and per change, and updates the ledger record
+/// one dataset row per server and per change, the `REPORT` page, and updates the ledger record
 /// `key_value_stores/mcp-tool-surface-ledger/<ledger_name>.json`.
 ///
-/// Exit codes: 0 ok, 1 the `fail_on` gate tripped, 2 bad input, 3 runtime failure.
+/// `snapshot URL` prints one server's normalized surface as JSON; `diff BEFORE AFTER` prints
+/// the change rows between two snapshots, tools/list files, standard input (`-`) or URLs.
+///
+/// Exit codes: 0 ok, 1 the gate (`fail_on`, `--fail-on`) tripped, 2 bad input, 3 runtime failure.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about)]
+#[command(version, about, long_about, args_conflicts_with_subcommands = true)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
     /// Read INPUT from this JSON file instead of the key-value store (`-` = standard input).
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
@@ -32,13 +43,39 @@ struct Cli {
 
     /// Allow loopback and private-network targets (for self-hosted fleets and tests).
     /// Cloud metadata and reserved addresses stay blocked. Refused on the Apify platform.
-    #[arg(long, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    #[arg(long, global = true, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
     allow_private_targets: bool,
 
     /// Speak only this protocol era (`modern` = 2026-07-28 stateless, `classic` = initialize
     /// handshake). For diagnosis and tests; normally the era is detected.
-    #[arg(long, value_name = "ERA", hide = true, value_parser = parse_era)]
+    #[arg(long, value_name = "ERA", global = true, hide = true, value_parser = parse_era)]
     force_era: Option<Era>,
+}
+
+/// The one-shot commands; without one, the program runs as the Actor.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Probe one MCP server and print its normalized snapshot as JSON (server identity,
+    /// protocol, transport, tools with hashes, capabilities, risk, findings).
+    Snapshot {
+        /// The server's MCP endpoint (http or https).
+        url: String,
+    },
+    /// Print the changes between two sides: each a snapshot file, a tools/list result file,
+    /// `-` for standard input, or a URL to probe now.
+    Diff {
+        /// The older side.
+        before: String,
+        /// The newer side.
+        after: String,
+        /// Output format: json, table, markdown or html.
+        #[arg(long, value_name = "FORMAT", default_value = "json")]
+        format: Format,
+        /// Exit with code 1 when a change at or above this level is found: breaking, high,
+        /// medium, any or never. The output is printed first.
+        #[arg(long, value_name = "LEVEL", default_value = "never")]
+        fail_on: FailOn,
+    },
 }
 
 fn parse_era(text: &str) -> Result<Era, String> {
@@ -75,10 +112,47 @@ fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            tracing::error!("cannot start the async runtime: {error}");
+            exit(EXIT_RUNTIME)
+        })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let input_override = match cli.input.as_ref().map(read_input_override).transpose() {
+    let settings = ProbeSettings {
+        allow_private_targets: cli.allow_private_targets,
+        force_era: cli.force_era,
+    };
+    match cli.command {
+        None => actor_mode(cli.input, cli.storage_dir, settings),
+        Some(Command::Snapshot { url }) => snapshot_command(&url, settings),
+        Some(Command::Diff {
+            before,
+            after,
+            format,
+            fail_on,
+        }) => diff_command(DiffArgs {
+            before: Source::parse(&before),
+            after: Source::parse(&after),
+            format,
+            fail_on,
+            settings,
+        }),
+    }
+}
+
+fn actor_mode(
+    input: Option<PathBuf>,
+    storage_dir: Option<PathBuf>,
+    settings: ProbeSettings,
+) -> ExitCode {
+    let input_override = match input.as_ref().map(read_input_override).transpose() {
         Ok(bytes) => bytes,
         Err(message) => {
             tracing::error!("{message}");
@@ -87,19 +161,46 @@ fn main() -> ExitCode {
     };
     let args = ActorArgs {
         input_override,
-        storage_dir: cli.storage_dir,
-        allow_private_targets: cli.allow_private_targets,
-        force_era: cli.force_era,
+        storage_dir,
+        allow_private_targets: settings.allow_private_targets,
+        force_era: settings.force_era,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    match runtime() {
+        Ok(runtime) => exit(runtime.block_on(run_actor(args))),
+        Err(code) => code,
+    }
+}
+
+fn snapshot_command(url: &str, settings: ProbeSettings) -> ExitCode {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            tracing::error!("cannot start the async runtime: {error}");
-            return exit(EXIT_RUNTIME);
-        }
+        Err(code) => return code,
     };
-    exit(runtime.block_on(run_actor(args)))
+    let mut stdout = std::io::stdout().lock();
+    match runtime.block_on(snapshot::run(url, &settings, &mut stdout)) {
+        Ok(()) => exit(0),
+        Err(error) => {
+            tracing::error!("{error}");
+            exit(error.exit_code())
+        }
+    }
+}
+
+fn diff_command(args: DiffArgs) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let mut stdout = std::io::stdout().lock();
+    match runtime.block_on(diff::run(&args, &mut stdout)) {
+        Ok(true) => {
+            tracing::warn!("the --fail-on gate tripped: exit code {EXIT_GATE}");
+            exit(EXIT_GATE)
+        }
+        Ok(false) => exit(0),
+        Err(error) => {
+            tracing::error!("{error}");
+            exit(error.exit_code())
+        }
+    }
 }

@@ -777,6 +777,16 @@ async fn finish(
     for (key, record) in surface_writes {
         storage.put_record(Store::Ledger, &key, record).await?;
     }
+    let report = crate::report::html::render(&crate::report::html::Page::of_run(
+        &summary,
+        &server_rows,
+        &change_rows,
+    ));
+    let report = Record {
+        bytes: report.into_bytes(),
+        content_type: "text/html; charset=utf-8".to_string(),
+    };
+    storage.put_record(Store::Default, "REPORT", report).await?;
     ledger.save(storage).await?;
     storage
         .set_status_message(&final_status(&summary), true)

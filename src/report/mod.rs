@@ -2,7 +2,10 @@
 //!
 //! Three row types share one dataset and are told apart by `record_type`: one [`ServerRow`] per
 //! input entry, one [`ChangeRow`] per recorded change, and one [`SummaryRow`] per run. This
-//! module only shapes data; [`crate::run`] decides what goes in.
+//! module only shapes data; [`crate::run`] decides what goes in. [`html`] renders rows as the
+//! `REPORT` page.
+
+pub mod html;
 
 use std::collections::BTreeMap;
 

