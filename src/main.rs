@@ -82,7 +82,10 @@ fn parse_era(text: &str) -> Result<Era, String> {
     match text {
         "modern" => Ok(Era::Modern),
         "classic" => Ok(Era::Classic),
-        other => Err(format!("unknown era {other:?}: use modern or classic")),
+        "legacy_sse" => Ok(Era::LegacySse),
+        other => Err(format!(
+            "unknown era {other:?}: use modern, classic or legacy_sse"
+        )),
     }
 }
 

@@ -24,7 +24,7 @@ use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
 use crate::report::{ChangeRow, LedgerStatus, ServerRow, SummaryRow, summarize_tools};
-use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface};
+use crate::surface::{DIGEST_ALGORITHM, Surface};
 use crate::targets::{self, BlockedEntry, Planned, Target, TargetRules};
 
 /// Exit code of a run whose gate tripped.
@@ -482,24 +482,6 @@ async fn record_outcome(
     })
 }
 
-/// The identity block of a read surface.
-fn identity_of(observation: &Observation) -> ServerIdentity {
-    let text = |key: &str| {
-        observation
-            .server_info
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    ServerIdentity {
-        name: text("name"),
-        title: text("title"),
-        version: text("version"),
-        protocol_version: Some(observation.protocol_version.clone()),
-        instructions: observation.instructions.clone(),
-    }
-}
-
 async fn record_readable(
     storage: &impl Storage,
     charging: &Charging,
@@ -509,7 +491,7 @@ async fn record_readable(
     observation: Observation,
     now: DateTime<Utc>,
 ) -> Result<ServerResult, RunError> {
-    let identity = identity_of(&observation);
+    let identity = observation.identity();
     let surface = match Surface::from_tools(identity, observation.tools.clone()) {
         Ok(surface) => surface,
         Err(error) => {

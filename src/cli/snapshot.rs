@@ -15,7 +15,7 @@ use super::{CliError, ProbeSettings};
 use crate::input::Input;
 use crate::mcp::{self, Era, Observation, ProbeOptions};
 use crate::net::{self, NetConfig, PolicyMode};
-use crate::report::ToolSummary;
+use crate::report::{ToolSummary, summarize_tools};
 use crate::risk::{self, Capability, Finding, Risk};
 use crate::surface::{DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
 use crate::targets::{self, Planned, TargetRules};
@@ -73,15 +73,9 @@ pub struct Snapshot {
 /// One tool of a snapshot: hashes, effective hints, insight, and the definition as served.
 #[derive(Debug, Clone, Serialize)]
 pub struct SnapshotTool {
-    /// Name, hashes and effective hints, as in the server row.
+    /// Name, hashes, effective hints, capabilities, risk and findings, as in the server row.
     #[serde(flatten)]
     pub summary: ToolSummary,
-    /// What the tool can do.
-    pub capabilities: Vec<Capability>,
-    /// The tool's risk.
-    pub risk: Risk,
-    /// Poisoning markers, annotation and schema findings.
-    pub findings: Vec<Finding>,
     /// The tool object exactly as served (what `diff` compares).
     pub definition: Value,
 }
@@ -131,29 +125,15 @@ impl Snapshot {
         wire: Option<&WireFacts>,
         observed_at: DateTime<Utc>,
     ) -> Snapshot {
-        let tools: Vec<SnapshotTool> = surface
-            .tools
-            .iter()
-            .map(|tool| {
-                let assessment = risk::assess_tool(&tool.raw);
-                SnapshotTool {
-                    summary: ToolSummary::of(tool),
-                    capabilities: assessment.capabilities,
-                    risk: assessment.risk,
-                    findings: assessment.findings,
-                    definition: tool.raw.clone(),
-                }
+        let (summaries, tool_risk, capabilities) = summarize_tools(&surface.tools);
+        let tools: Vec<SnapshotTool> = summaries
+            .into_iter()
+            .zip(&surface.tools)
+            .map(|(summary, tool)| SnapshotTool {
+                summary,
+                definition: tool.raw.clone(),
             })
             .collect();
-        let mut capabilities: BTreeMap<Capability, Vec<String>> = BTreeMap::new();
-        for tool in &tools {
-            for capability in &tool.capabilities {
-                capabilities
-                    .entry(*capability)
-                    .or_default()
-                    .push(tool.summary.name.clone());
-            }
-        }
         let instructions_findings = surface
             .identity
             .instructions
@@ -161,7 +141,6 @@ impl Snapshot {
             .map(risk::scan_server_instructions)
             .unwrap_or_default();
         let marker_in_instructions = instructions_findings.iter().any(Finding::is_marker);
-        let tool_risk = tools.iter().map(|t| t.risk).max().unwrap_or(Risk::Low);
         Snapshot {
             snapshot_format: SNAPSHOT_FORMAT,
             server_url: server_url.to_string(),
@@ -191,24 +170,6 @@ impl Snapshot {
             invalid_tools: surface.invalid_tools.clone(),
             observed_at,
         }
-    }
-}
-
-/// The identity block of a read surface.
-fn identity_of(observation: &Observation) -> ServerIdentity {
-    let text = |key: &str| {
-        observation
-            .server_info
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    ServerIdentity {
-        name: text("name"),
-        title: text("title"),
-        version: text("version"),
-        protocol_version: Some(observation.protocol_version.clone()),
-        instructions: observation.instructions.clone(),
     }
 }
 
@@ -260,7 +221,7 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
             )));
         }
     };
-    let surface = Surface::from_tools(identity_of(&observation), observation.tools.clone())
+    let surface = Surface::from_tools(observation.identity(), observation.tools.clone())
         .map_err(|e| CliError::Runtime(format!("the tool list is not usable: {e}")))?;
     Ok(Snapshot::describe(
         target.key(),
@@ -306,8 +267,13 @@ mod tests {
         let snapshot = Snapshot::describe("file.json", &surface(tools, None), None, Utc::now());
         assert_eq!(snapshot.tools_total, 2);
         assert_eq!(snapshot.tools[0].summary.name, "delete_repository");
-        assert!(snapshot.tools[0].capabilities.contains(&Capability::Delete));
-        assert_eq!(snapshot.tools[0].risk, Risk::High);
+        assert!(
+            snapshot.tools[0]
+                .summary
+                .capabilities
+                .contains(&Capability::Delete)
+        );
+        assert_eq!(snapshot.tools[0].summary.risk, Risk::High);
         assert_eq!(snapshot.risk, Risk::High);
         assert_eq!(
             snapshot.capabilities.get(&Capability::Delete),

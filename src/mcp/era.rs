@@ -84,11 +84,9 @@ pub fn classify_discover(reply: &Reply, sent: &str) -> DiscoverVerdict {
             None => DiscoverVerdict::Classic,
         },
         Body::Message(Err(error)) => match supported_modern_version(error) {
-            Some(version) if version != sent => DiscoverVerdict::RetryWith(version),
-            Some(_) => DiscoverVerdict::Fail(ProbeError::Rpc {
-                code: error.code,
-                message: error.message.clone(),
-            }),
+            // Even a list naming the version we sent earns its one corrective retry (the
+            // probe retries at most once): the refusal may have been transient.
+            Some(version) => DiscoverVerdict::RetryWith(version),
             None => DiscoverVerdict::Classic,
         },
         _ => DiscoverVerdict::Classic,
@@ -190,10 +188,7 @@ mod tests {
                     400,
                     error(-32022, Some(json!({"supported":["2026-07-28"]}))),
                 ),
-                DiscoverVerdict::Fail(ProbeError::Rpc {
-                    code: -32022,
-                    message: "m".into(),
-                }),
+                DiscoverVerdict::RetryWith("2026-07-28".into()),
             ),
             (
                 "-32022 naming only classic versions",

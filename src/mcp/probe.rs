@@ -19,6 +19,7 @@ use super::error::{ProbeError, ProbeFailure};
 use super::exchange::{self, Body, Reply, Wire};
 use super::legacy_sse::{self, LegacySession, Opened, Tally};
 use crate::net::Client;
+use crate::surface::ServerIdentity;
 
 /// The name this client gives in `clientInfo`.
 const CLIENT_NAME: &str = "mcp-surface-ledger";
@@ -90,6 +91,25 @@ pub struct Observation {
     pub bytes_read: u64,
     /// HTTP requests sent to this server in total (including failed era attempts).
     pub requests_sent: u32,
+}
+
+impl Observation {
+    /// Who the server says it is, as the surface model records it.
+    pub fn identity(&self) -> ServerIdentity {
+        let text = |key: &str| {
+            self.server_info
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        ServerIdentity {
+            name: text("name"),
+            title: text("title"),
+            version: text("version"),
+            protocol_version: Some(self.protocol_version.clone()),
+            instructions: self.instructions.clone(),
+        }
+    }
 }
 
 /// Reads the declared surface of the MCP server at `url`.

@@ -58,7 +58,10 @@ impl<'a> Page<'a> {
             summary,
             servers: servers
                 .iter()
-                .map(|row| ServerEntry { row, risk: None })
+                .map(|row| ServerEntry {
+                    row,
+                    risk: row.risk,
+                })
                 .collect(),
             changes,
         }
