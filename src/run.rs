@@ -569,7 +569,7 @@ async fn record_readable(
         );
     }
     let entry = ledger.entry(&row.server_url);
-    let (tools, risk, capabilities) = summarize_tools(&surface.tools);
+    let (tools, risk, capabilities) = summarize_tools(&surface);
     Ok(ServerResult {
         row: ServerRow {
             final_url: Some(observation.final_url.to_string()),

@@ -237,7 +237,8 @@ mod tests {
     #[test]
     fn the_gate_follows_fail_on() {
         let before = side("a", "1", json!([tool("keep", &[]), tool("gone", &[])]));
-        let after = side("b", "1", json!([tool("keep", &[])]));
+        // A version bump keeps severities as they are (same-version changes are raised).
+        let after = side("b", "2", json!([tool("keep", &[])]));
         let table = [
             (FailOn::Never, false),
             (FailOn::Any, true),

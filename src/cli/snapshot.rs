@@ -125,7 +125,7 @@ impl Snapshot {
         wire: Option<&WireFacts>,
         observed_at: DateTime<Utc>,
     ) -> Snapshot {
-        let (summaries, tool_risk, capabilities) = summarize_tools(&surface.tools);
+        let (summaries, server_risk, capabilities) = summarize_tools(surface);
         let tools: Vec<SnapshotTool> = summaries
             .into_iter()
             .zip(&surface.tools)
@@ -140,7 +140,6 @@ impl Snapshot {
             .as_deref()
             .map(risk::scan_server_instructions)
             .unwrap_or_default();
-        let marker_in_instructions = instructions_findings.iter().any(Finding::is_marker);
         Snapshot {
             snapshot_format: SNAPSHOT_FORMAT,
             server_url: server_url.to_string(),
@@ -158,11 +157,7 @@ impl Snapshot {
             tools_truncated: wire.is_some_and(|w| w.tools_truncated),
             resources_total: wire.and_then(|w| w.resources_total),
             prompts_total: wire.and_then(|w| w.prompts_total),
-            risk: if marker_in_instructions {
-                Risk::High
-            } else {
-                tool_risk
-            },
+            risk: server_risk,
             capabilities,
             instructions_findings,
             tools,

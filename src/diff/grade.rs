@@ -33,6 +33,9 @@ enum Effect {
     Tightens,
     /// Accepts more instances.
     Loosens,
+    /// Accepts a different set: neither a subset nor a superset (e.g. `integer` → `string`).
+    /// Breaking whichever side reads it.
+    Replaces,
     /// A new optional property (new possibilities, old calls unaffected).
     Adds,
     /// An omitted argument now means something else (a changed `default`).
@@ -117,7 +120,10 @@ fn verdict(findings: &[Finding], role: SchemaRole) -> Compatibility {
         SchemaRole::Input => (Effect::Tightens, Effect::Loosens),
         SchemaRole::Output => (Effect::Loosens, Effect::Tightens),
     };
-    if has(breaking) || (role == SchemaRole::Input && has(Effect::Behaviour)) {
+    if has(breaking)
+        || has(Effect::Replaces)
+        || (role == SchemaRole::Input && has(Effect::Behaviour))
+    {
         Compatibility::Breaking
     } else if has(Effect::Unknown) || has(Effect::Behaviour) {
         Compatibility::Unknown
@@ -585,7 +591,7 @@ fn compare_type(ov: Option<&Value>, nv: Option<&Value>, ptr: &str, out: &mut Vec
                 (true, true) => (Effect::Notation, format!("type spelling {label}")),
                 (true, false) => (Effect::Loosens, format!("type widened {label}")),
                 (false, true) => (Effect::Tightens, format!("type narrowed {label}")),
-                (false, false) => (Effect::Tightens, format!("type changed {label}")),
+                (false, false) => (Effect::Replaces, format!("type changed {label}")),
             }
         }
         (None, None) => return,
@@ -1167,6 +1173,11 @@ mod tests {
             ),
             (None, Some(json!({"type": "object"})), Additive),
             (Some(json!({"type": "object"})), None, Breaking),
+            (
+                Some(json!({"properties": {"n": {"type": "integer"}}})),
+                Some(json!({"properties": {"n": {"type": "string"}}})),
+                Breaking,
+            ),
             (
                 Some(json!({"type": "object", "title": "A"})),
                 Some(json!({"type": "object", "title": "B"})),

@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::diff::{Change, ChangeClass, Compatibility, Severity};
 use crate::reason::ReasonCode;
 use crate::risk::{self, Capability, Finding, IdentitySignal, Risk, ToolAssessment};
-use crate::surface::Tool;
+use crate::surface::{Surface, Tool};
 
 /// Whether a server's ledger entry was created, compared, or left alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,16 +87,35 @@ impl ToolSummary {
     }
 }
 
-/// The per-tool summaries of a surface plus the server-level risk and capability map.
+/// The per-tool summaries of a surface plus the server-level risk and capability map. A
+/// poisoning marker in the server's instructions makes the server's risk high as well.
 pub fn summarize_tools(
-    tools: &[Tool],
+    surface: &Surface,
 ) -> (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>) {
-    let assessed: Vec<(&Tool, ToolAssessment)> = tools
+    let assessed: Vec<(&Tool, ToolAssessment)> = surface
+        .tools
         .iter()
         .map(|t| (t, risk::assess_tool(&t.raw)))
         .collect();
-    let server_risk =
-        risk::server_risk(&assessed.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+    let tools_risk = assessed
+        .iter()
+        .map(|(_, a)| a.risk)
+        .max()
+        .unwrap_or(Risk::Low);
+    let poisoned_instructions = surface
+        .identity
+        .instructions
+        .as_deref()
+        .is_some_and(|text| {
+            risk::scan_server_instructions(text)
+                .iter()
+                .any(Finding::is_marker)
+        });
+    let server_risk = if poisoned_instructions {
+        Risk::High
+    } else {
+        tools_risk
+    };
     let capabilities = risk::capability_map(assessed.iter().map(|(t, a)| (t.name.as_str(), a)));
     let summaries = assessed
         .into_iter()
