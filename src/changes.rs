@@ -116,8 +116,9 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
-/// One `poisoning_marker_added` record per marker that a tool (new or changed) or the server
-/// instructions did not carry before.
+/// One `poisoning_marker_added` record per text (JSON pointer) of a tool (new or changed) or of
+/// the server instructions that now carries markers it did not carry before; `details` lists
+/// every pattern that fired there.
 fn marker_changes(old: &Surface, new: &Surface) -> Vec<Change> {
     let before = assessments(old);
     let mut changes = Vec::new();
@@ -127,9 +128,10 @@ fn marker_changes(old: &Surface, new: &Surface) -> Vec<Change> {
             .get(tool.name.as_str())
             .map(|a| a.findings.as_slice())
             .unwrap_or(&[]);
-        for finding in risk::markers_gained(was, &now.findings) {
-            changes.push(marker_change(Some(&tool.name), &finding));
-        }
+        changes.extend(marker_rows(
+            Some(&tool.name),
+            risk::markers_gained(was, &now.findings),
+        ));
     }
     let scan = |s: &Surface| {
         s.identity
@@ -138,27 +140,49 @@ fn marker_changes(old: &Surface, new: &Surface) -> Vec<Change> {
             .map(risk::scan_server_instructions)
             .unwrap_or_default()
     };
-    for finding in risk::markers_gained(&scan(old), &scan(new)) {
-        changes.push(marker_change(None, &finding));
-    }
+    changes.extend(marker_rows(
+        None,
+        risk::markers_gained(&scan(old), &scan(new)),
+    ));
     changes
 }
 
-fn marker_change(tool_name: Option<&str>, finding: &risk::Finding) -> Change {
-    let mut change = Change::new(
-        ChangeClass::PoisoningMarkerAdded,
-        tool_name,
-        if finding.pointer.is_empty() {
-            "/"
-        } else {
-            &finding.pointer
-        },
-        None,
-        Some(Value::String(finding.excerpt.clone())),
-        Severity::High,
-    );
-    change.details = vec![format!("{} at {}", finding.pattern, finding.pointer)];
-    change
+/// Groups gained markers by the text they were found in: one record per text.
+fn marker_rows(tool_name: Option<&str>, gained: Vec<risk::Finding>) -> Vec<Change> {
+    let mut by_text: BTreeMap<String, Vec<risk::Finding>> = BTreeMap::new();
+    for finding in gained {
+        by_text
+            .entry(finding.pointer.clone())
+            .or_default()
+            .push(finding);
+    }
+    by_text
+        .into_iter()
+        .map(|(pointer, findings)| {
+            let field = if pointer.is_empty() {
+                "/"
+            } else {
+                pointer.as_str()
+            };
+            let excerpts: Vec<Value> = findings
+                .iter()
+                .map(|f| Value::String(f.excerpt.clone()))
+                .collect();
+            let mut change = Change::new(
+                ChangeClass::PoisoningMarkerAdded,
+                tool_name,
+                field,
+                None,
+                Some(Value::Array(excerpts)),
+                Severity::High,
+            );
+            change.details = findings
+                .iter()
+                .map(|f| format!("{} at {}", f.pattern, f.pointer))
+                .collect();
+            change
+        })
+        .collect()
 }
 
 /// Pairs removed and added tools that most likely are one tool renamed.
