@@ -309,18 +309,9 @@ fn widen_into_union(
     }
     compare_keywords(&old_docs, &new_rest, ptr, out);
     let old_core = Value::Object(old_core);
-    for (i, branch) in branches.iter().enumerate() {
-        let mut branch_findings = Vec::new();
-        walk(
-            &old_core,
-            branch,
-            &child(&child(ptr, key), &i.to_string()),
-            &mut branch_findings,
-        );
-        if branch_findings
-            .iter()
-            .all(|f| matches!(f.effect, Effect::Loosens | Effect::Adds | Effect::Notation))
-        {
+    let loosening = [Effect::Loosens, Effect::Adds, Effect::Notation];
+    match provable_branch(&old_core, branches, Side::Old, key, ptr, &loosening) {
+        Some(branch_findings) => {
             push(
                 out,
                 Effect::Loosens,
@@ -331,14 +322,44 @@ fn widen_into_union(
                 ),
             );
             out.extend(branch_findings);
-            return;
         }
+        None => push(
+            out,
+            Effect::Unknown,
+            format!("schema replaced by {key} at {}", at(ptr)),
+        ),
     }
-    push(
-        out,
-        Effect::Unknown,
-        format!("schema replaced by {key} at {}", at(ptr)),
-    );
+}
+
+/// Which side of the change the plain (non-union) schema is on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Old,
+    New,
+}
+
+/// The findings of the first union branch that relates to the plain schema only through the
+/// `allowed` effects; `None` when no branch proves the direction.
+fn provable_branch(
+    plain: &Value,
+    branches: &[Value],
+    plain_side: Side,
+    key: &str,
+    ptr: &str,
+    allowed: &[Effect],
+) -> Option<Vec<Finding>> {
+    branches.iter().enumerate().find_map(|(i, branch)| {
+        let mut findings = Vec::new();
+        let branch_ptr = child(&child(ptr, key), &i.to_string());
+        match plain_side {
+            Side::Old => walk(plain, branch, &branch_ptr, &mut findings),
+            Side::New => walk(branch, plain, &branch_ptr, &mut findings),
+        }
+        findings
+            .iter()
+            .all(|f| allowed.contains(&f.effect))
+            .then_some(findings)
+    })
 }
 
 /// A union became a plain schema: a narrowing when the new schema accepts no more than one of
@@ -362,18 +383,9 @@ fn narrow_from_union(
     }
     compare_keywords(&old_rest, &new_docs, ptr, out);
     let new_core = Value::Object(new_core);
-    for (i, branch) in branches.iter().enumerate() {
-        let mut branch_findings = Vec::new();
-        walk(
-            branch,
-            &new_core,
-            &child(&child(ptr, key), &i.to_string()),
-            &mut branch_findings,
-        );
-        if branch_findings
-            .iter()
-            .all(|f| matches!(f.effect, Effect::Tightens | Effect::Notation))
-        {
+    let tightening = [Effect::Tightens, Effect::Notation];
+    match provable_branch(&new_core, branches, Side::New, key, ptr, &tightening) {
+        Some(branch_findings) => {
             push(
                 out,
                 Effect::Tightens,
@@ -384,14 +396,13 @@ fn narrow_from_union(
                 ),
             );
             out.extend(branch_findings);
-            return;
         }
+        None => push(
+            out,
+            Effect::Unknown,
+            format!("{key} replaced by a plain schema at {}", at(ptr)),
+        ),
     }
-    push(
-        out,
-        Effect::Unknown,
-        format!("{key} replaced by a plain schema at {}", at(ptr)),
-    );
 }
 
 fn compare_keywords(

@@ -116,15 +116,21 @@ pub fn highlight(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
     highlight_lines(old, new)
 }
 
-fn highlight_chars(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
-    let (a, b): (Vec<char>, Vec<char>) = (old.chars().collect(), new.chars().collect());
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+/// Lengths of the common prefix and of the common suffix after it.
+fn common_ends<T: PartialEq>(a: &[T], b: &[T]) -> (usize, usize) {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let suffix = a[prefix..]
         .iter()
         .rev()
         .zip(b[prefix..].iter().rev())
         .take_while(|(x, y)| x == y)
         .count();
+    (prefix, suffix)
+}
+
+fn highlight_chars(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
+    let (a, b): (Vec<char>, Vec<char>) = (old.chars().collect(), new.chars().collect());
+    let (prefix, suffix) = common_ends(&a, &b);
     let side = |chars: &[char]| {
         let text = |range: &[char]| range.iter().collect::<String>();
         let mut out = Vec::new();
@@ -139,13 +145,7 @@ fn highlight_chars(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
 fn highlight_lines(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
     let a: Vec<&str> = old.split_inclusive('\n').collect();
     let b: Vec<&str> = new.split_inclusive('\n').collect();
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let (prefix, suffix) = common_ends(&a, &b);
     let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let (keep_a, keep_b) = common_lines(mid_a, mid_b);
     let side = |lines: &[&str], mid_keep: &[bool]| {

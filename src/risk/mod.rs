@@ -97,6 +97,17 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding of `kind` from rule `pattern` at `pointer`.
+    pub fn new(kind: &str, pattern: &str, pointer: &str, excerpt: String, severity: Risk) -> Self {
+        Finding {
+            kind: kind.to_string(),
+            pattern: pattern.to_string(),
+            pointer: pointer.to_string(),
+            excerpt,
+            severity,
+        }
+    }
+
     /// True for the findings that count as poisoning markers: text markers and duplicate keys.
     pub fn is_marker(&self) -> bool {
         self.kind == kind::POISONING || self.kind == kind::DUPLICATE_KEY

@@ -53,13 +53,7 @@ pub fn scan_text(pointer: &str, text: &str) -> Vec<Finding> {
 }
 
 fn finding(kind_: &str, pattern: &str, pointer: &str, excerpt: String, severity: Risk) -> Finding {
-    Finding {
-        kind: kind_.to_string(),
-        pattern: pattern.to_string(),
-        pointer: pointer.to_string(),
-        excerpt,
-        severity,
-    }
+    Finding::new(kind_, pattern, pointer, excerpt, severity)
 }
 
 /// Scans the server's `instructions` (from `initialize`); pointers start at `/instructions`.

@@ -211,13 +211,7 @@ pub fn schema_findings(tool: &Value) -> Vec<Finding> {
 }
 
 fn finding(kind_: &str, pattern: &str, pointer: &str, excerpt: String, severity: Risk) -> Finding {
-    Finding {
-        kind: kind_.to_string(),
-        pattern: pattern.to_string(),
-        pointer: pointer.to_string(),
-        excerpt,
-        severity,
-    }
+    Finding::new(kind_, pattern, pointer, excerpt, severity)
 }
 
 #[cfg(test)]
