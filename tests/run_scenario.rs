@@ -563,7 +563,7 @@ fn auth_change(url: &str) -> Value {
         url,
         "auth_requirement_changed",
         None,
-        "auth",
+        "auth_required",
         Some(open),
         Some(locked),
         "high",

@@ -27,7 +27,8 @@ impl IdentitySignal {
 }
 
 /// The signal for one server, if any. A changed name wins over the version rule; a version that
-/// was absent both times counts as unchanged (the server gave no version to bump).
+/// was absent gives no same-version signal: without a version there is nothing that failed to
+/// move, and every change of such a server would otherwise be raised.
 pub fn identity_signal(
     old: &ServerIdentity,
     new: &ServerIdentity,
@@ -36,8 +37,8 @@ pub fn identity_signal(
     if old.name.is_some() && new.name.is_some() && old.name != new.name {
         return Some(IdentitySignal::ServerReplaced);
     }
-    (surface_changed && old.version == new.version)
-        .then_some(IdentitySignal::SurfaceChangedSameVersion)
+    let same_version = old.version.is_some() && old.version == new.version;
+    (surface_changed && same_version).then_some(IdentitySignal::SurfaceChangedSameVersion)
 }
 
 #[cfg(test)]
@@ -75,12 +76,7 @@ mod tests {
                 true,
                 None,
             ),
-            (
-                id(Some("a"), None),
-                id(Some("a"), None),
-                true,
-                Some(SurfaceChangedSameVersion),
-            ),
+            (id(Some("a"), None), id(Some("a"), None), true, None),
             (
                 id(Some("a"), Some("1")),
                 id(Some("b"), Some("1")),

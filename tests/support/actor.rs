@@ -478,6 +478,7 @@ pub fn readable_row(
         "auth_required": false,
         "oauth_protected_resource_metadata_url": null,
         "oauth_authorization_servers": [],
+        "oauth_scopes_supported": [],
         "tools_total": tools.len(),
         "resources_total": null,
         "prompts_total": null,
