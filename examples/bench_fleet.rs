@@ -132,7 +132,13 @@ impl Fleet {
         let modern = version.is_some_and(|v| v.starts_with("2026"));
         if modern && version != Some(MODERN) {
             let data = json!({"supported": [MODERN], "requested": version});
-            return error_with(StatusCode::BAD_REQUEST, id, -32022, "Unsupported protocol version", data);
+            return error_with(
+                StatusCode::BAD_REQUEST,
+                id,
+                -32022,
+                "Unsupported protocol version",
+                data,
+            );
         }
         match (method, modern) {
             ("server/discover", true) => result(id, &self.discover),
@@ -213,7 +219,10 @@ fn load_tools(file: Option<&Path>, count: usize) -> Result<Vec<Value>, BoxError>
         }
         Err(error) if file.is_some() => return Err(error.into()),
         Err(_) => {
-            eprintln!("bench_fleet: {} not found, generating tools", path.display());
+            eprintln!(
+                "bench_fleet: {} not found, generating tools",
+                path.display()
+            );
             Vec::new()
         }
     };
