@@ -108,11 +108,13 @@ actor_run() {
   if ! run_measured "$name" "$actor" --input "$work/input.json" --storage-dir "$work/storage" --allow-private-targets; then
     tail -20 "$work/$name.err" >&2; echo "bench: the Actor's $name run failed" >&2; exit 1
   fi
-  local read_ok
-  read_ok="$(grep -c 'verdict="OK"' "$work/$name.err" || true)"
-  if [ "$read_ok" != "$servers" ]; then
+  # Every server must have been read: the summary (OUTPUT) counts them.
+  local output="$work/storage/key_value_stores/default/OUTPUT.json" checked unreachable
+  checked="$(grep -o '"servers_checked": *[0-9]*' "$output" | grep -o '[0-9]*$' || true)"
+  unreachable="$(grep -o '"servers_unreachable": *[0-9]*' "$output" | grep -o '[0-9]*$' || true)"
+  if [ "$checked" != "$servers" ] || [ "$unreachable" != 0 ]; then
     tail -20 "$work/$name.err" >&2
-    echo "bench: the Actor's $name run read $read_ok of $servers servers" >&2; exit 1
+    echo "bench: the Actor's $name run checked ${checked:-?} of $servers servers, ${unreachable:-?} unreachable" >&2; exit 1
   fi
 }
 actor_run baseline

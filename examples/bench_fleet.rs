@@ -246,7 +246,7 @@ fn generated_tool(i: usize) -> Value {
             },
             "required": ["owner", "repo"],
         },
-        "annotations": {"readOnlyHint": i % 2 == 0},
+        "annotations": {"readOnlyHint": i.is_multiple_of(2)},
     })
 }
 
