@@ -3,7 +3,9 @@
 //! Round trips, best case: modern = `server/discover` + list calls; classic = `initialize` +
 //! `notifications/initialized` + list calls + `DELETE` of the session. The list calls
 //! (`tools/list`, and `resources/list` / `prompts/list` when counted) run concurrently once the
-//! handshake is done; each walks its `nextCursor` chain page by page.
+//! handshake is done; each walks its `nextCursor` chain page by page. When the era is known to be
+//! modern (from the ledger), `tools/list` is sent together with `server/discover`, so a
+//! tools-only server costs one round trip.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -187,7 +189,28 @@ async fn read_surface(
     url: &Url,
     options: &ProbeOptions,
 ) -> Result<Observation, ProbeError> {
-    let handshake = handshake(client, wire, tally, url, options).await?;
+    // A server known to be modern gets its `tools/list` together with `server/discover`: one
+    // round trip instead of two. The early answer is used only when the handshake confirms the
+    // modern era at the same version and URL; otherwise it is dropped.
+    let (handshake, early_tools) = if expects_modern(options) {
+        let early = Session {
+            wire,
+            url: url.clone(),
+            era: Era::Modern,
+            version: era::MODERN_VERSIONS[0].to_string(),
+            session_id: None,
+            legacy: None,
+        };
+        let early_tools = async { Ok(early.list("tools/list", "tools", options).await) };
+        let (handshake, tools) =
+            futures::try_join!(handshake(client, wire, tally, url, options), early_tools)?;
+        let usable = handshake.era == Era::Modern
+            && handshake.version == early.version
+            && handshake.url == early.url;
+        (handshake, usable.then_some(tools))
+    } else {
+        (handshake(client, wire, tally, url, options).await?, None)
+    };
     let session = Session {
         wire,
         url: handshake.url.clone(),
@@ -206,10 +229,10 @@ async fn read_surface(
     let count = |name: &str| options.count_resources_and_prompts && declares(name);
 
     let tools = async {
-        if declares("tools") {
-            session.list("tools/list", "tools", options).await
-        } else {
-            Ok(Listing::default())
+        match early_tools {
+            _ if !declares("tools") => Ok(Listing::default()),
+            Some(tools) => tools,
+            None => session.list("tools/list", "tools", options).await,
         }
     };
     let resources = async {
@@ -260,6 +283,15 @@ async fn read_surface(
         bytes_read: 0,
         requests_sent: 0,
     })
+}
+
+/// True when the first handshake tried is the modern one because the era is known (forced, or
+/// remembered by the ledger), so list calls may be sent before `server/discover` answers.
+fn expects_modern(options: &ProbeOptions) -> bool {
+    match options.force_era {
+        Some(era) => era == Era::Modern,
+        None => options.preferred_era == Some(Era::Modern),
+    }
 }
 
 /// The `Implementation` object: modern servers put it in `_meta`, drafts and classic servers
@@ -715,6 +747,30 @@ mod tests {
         );
         assert_eq!(params["cursor"], "", "an empty cursor is a valid cursor");
         assert!(modern_params("2026-07-28", None).get("cursor").is_none());
+    }
+
+    #[test]
+    fn only_a_known_modern_era_sends_list_calls_early() {
+        let table = [
+            (None, None, false),
+            (None, Some(Era::Modern), true),
+            (None, Some(Era::Classic), false),
+            (Some(Era::Modern), None, true),
+            (Some(Era::Modern), Some(Era::Classic), true),
+            (Some(Era::Classic), Some(Era::Modern), false),
+        ];
+        for (force_era, preferred_era, expected) in table {
+            let options = ProbeOptions {
+                force_era,
+                preferred_era,
+                ..ProbeOptions::default()
+            };
+            assert_eq!(
+                expects_modern(&options),
+                expected,
+                "force {force_era:?}, preferred {preferred_era:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Whole-run benchmark (issue 9): the Actor against a loopback fleet of MCP servers, next to the
+# round-trip bounds and to the official MCP Python SDK client on the same servers.
+#
+#   bench/run.sh [--servers N] [--delay-ms D] [--concurrency C] [--tools K]
+#                [--skip-python] [--skip-core] [--debug] [--keep]
+#
+# Defaults: 100 servers, 50 ms delay before every response, concurrency 20, 50 tools each (the
+# first 50 tools of ../shared/fixtures/github-mcp-server/v1.6.0.json, generated if absent).
+# Steps: build (release unless --debug), start the fleet (examples/bench_fleet.rs), run the Actor
+# twice over it (baseline, then the measured compare run), run bench/python_client.py (needs the
+# venv of tests/peers/install.sh, or PYTHON=/path/to/python with mcp==2.3.*), print one table,
+# then the surface-core library bench (`cargo bench --bench core`).
+# Bounds: 2-round-trip bound = ceil(N/C) x 2 x D (discover or initialize, then tools/list);
+# 1-round-trip limit = ceil(N/C) x D. Timings are measured, never asserted: exit status is 0
+# when every run read every server, whatever the figures.
+set -euo pipefail
+
+servers=100
+delay_ms=50
+concurrency=20
+tools=50
+skip_python=0
+skip_core=0
+profile=release
+keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --servers) servers="$2"; shift 2 ;;
+    --delay-ms) delay_ms="$2"; shift 2 ;;
+    --concurrency) concurrency="$2"; shift 2 ;;
+    --tools) tools="$2"; shift 2 ;;
+    --skip-python) skip_python=1; shift ;;
+    --skip-core) skip_core=1; shift ;;
+    --debug) profile=debug; shift ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ "$concurrency" -lt 1 ] || [ "$concurrency" -gt 20 ]; then
+  echo "bench: --concurrency must be 1..20 (the Actor's input range)" >&2; exit 2
+fi
+if [ "$servers" -lt 1 ] || [ "$servers" -gt 200 ]; then
+  echo "bench: --servers must be 1..200 (the Actor's input range)" >&2; exit 2
+fi
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-$root/target/peers/venv/bin/python}"
+timer=/usr/bin/time
+if [ ! -x "$timer" ]; then
+  echo "bench: $timer (GNU time) is required for CPU and peak RSS figures" >&2; exit 2
+fi
+if [ "$skip_python" = 0 ] && [ ! -x "$python" ]; then
+  echo "bench: no Python with mcp==2.3.* at $python: run tests/peers/install.sh, set PYTHON, or pass --skip-python" >&2
+  exit 2
+fi
+
+# --- build ----------------------------------------------------------------------------------
+# One cargo invocation for every target, so the dependencies are built once with one feature set.
+build_flags=(--bin mcp-surface-ledger --example bench_fleet)
+[ "$skip_core" = 0 ] && [ "$profile" = release ] && build_flags+=(--bench core)
+if [ "$profile" = release ]; then
+  echo "bench: building (release)..." >&2
+  cargo build --release "${build_flags[@]}" >&2
+else
+  echo "bench: building (debug)..." >&2
+  cargo build "${build_flags[@]}" >&2
+fi
+actor="$root/target/$profile/mcp-surface-ledger"
+fleet="$root/target/$profile/examples/bench_fleet"
+
+# --- fleet ----------------------------------------------------------------------------------
+work="$(mktemp -d "${TMPDIR:-/tmp}/mcp-bench.XXXXXX")"
+fleet_pid=""
+cleanup() {
+  if [ -n "$fleet_pid" ]; then kill "$fleet_pid" 2>/dev/null || true; wait "$fleet_pid" 2>/dev/null || true; fi
+  if [ "$keep" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+"$fleet" --servers "$servers" --delay-ms "$delay_ms" --tools "$tools" --urls-out "$work/urls.txt" \
+  >"$work/fleet.log" 2>&1 &
+fleet_pid=$!
+for _ in $(seq 1 300); do
+  grep -q '^READY' "$work/fleet.log" 2>/dev/null && break
+  kill -0 "$fleet_pid" 2>/dev/null || { cat "$work/fleet.log" >&2; echo "bench: the fleet did not start" >&2; exit 1; }
+  sleep 0.1
+done
+grep -q '^READY' "$work/fleet.log" || { echo "bench: the fleet did not get ready" >&2; exit 1; }
+
+# --- the Actor --------------------------------------------------------------------------------
+{
+  printf '{"ledger_name":"bench","concurrency":%s,"servers":[' "$concurrency"
+  sed 's/.*/"&"/' "$work/urls.txt" | paste -sd, -
+  printf ']}\n'
+} >"$work/input.json"
+
+# run_measured NAME CMD...: runs CMD under GNU time; leaves "wall user sys maxrss_kb" in $work/NAME.time
+run_measured() {
+  local name="$1"; shift
+  "$timer" -f '%e %U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err"
+}
+
+actor_run() {
+  local name="$1"
+  if ! run_measured "$name" "$actor" --input "$work/input.json" --storage-dir "$work/storage" --allow-private-targets; then
+    tail -20 "$work/$name.err" >&2; echo "bench: the Actor's $name run failed" >&2; exit 1
+  fi
+  # Every server must have been read: the summary (OUTPUT) counts them.
+  local output="$work/storage/key_value_stores/default/OUTPUT.json" checked unreachable
+  checked="$(grep -o '"servers_checked": *[0-9]*' "$output" | grep -o '[0-9]*$' || true)"
+  unreachable="$(grep -o '"servers_unreachable": *[0-9]*' "$output" | grep -o '[0-9]*$' || true)"
+  if [ "$checked" != "$servers" ] || [ "$unreachable" != 0 ]; then
+    tail -20 "$work/$name.err" >&2
+    echo "bench: the Actor's $name run checked ${checked:-?} of $servers servers, ${unreachable:-?} unreachable" >&2; exit 1
+  fi
+}
+actor_run baseline
+actor_run compare
+
+# --- the Python SDK client ------------------------------------------------------------------
+if [ "$skip_python" = 0 ]; then
+  if ! run_measured python "$python" "$root/bench/python_client.py" "$work/urls.txt" --concurrency "$concurrency"; then
+    cat "$work/python.err" >&2; echo "bench: the Python client failed" >&2; exit 1
+  fi
+fi
+
+# --- table ----------------------------------------------------------------------------------
+rows=(baseline compare)
+[ "$skip_python" = 0 ] && rows+=(python)
+for name in "${rows[@]}"; do
+  printf '%s %s\n' "$name" "$(cat "$work/$name.time")"
+done | awk -v n="$servers" -v c="$concurrency" -v d="$delay_ms" -v tools="$tools" \
+  -v nproc="$(nproc)" -v py_detail="$( [ "$skip_python" = 0 ] && cat "$work/python.out" || true)" '
+  function ceil(x) { return (x == int(x)) ? x : int(x) + 1 }
+  {
+    name[NR] = $1; wall[NR] = $2; cpu[NR] = $3 + $4; rss[NR] = $5 / 1024
+    if ($1 == "compare") m = NR
+    if ($1 == "python") p = NR
+  }
+  END {
+    waves = ceil(n / c)
+    bound2 = waves * 2 * d / 1000; bound1 = waves * d / 1000
+    label["baseline"] = "Actor, baseline run"
+    label["compare"] = "Actor, compare run (measured)"
+    label["python"] = "Python SDK client (mcp 2.3)"
+    printf "\nWhole-run benchmark: %d servers x %d tools, %d ms before every response, concurrency %d, %d CPUs\n", n, tools, d, c, nproc
+    printf "2-round-trip bound ceil(N/C) x 2 x delay = %.3f s; 1-round-trip limit = %.3f s\n\n", bound2, bound1
+    printf "| %-30s | %7s | %7s | %10s | %8s | %8s | %8s | %10s |\n", "run", "wall s", "CPU s", "CPU/server", "peak RSS", "/2-RT", "/1-RT", "CPU vs py"
+    printf "|%s|%s|%s|%s|%s|%s|%s|%s|\n", "--------------------------------", "--------:", "--------:", "-----------:", "---------:", "---------:", "---------:", "-----------:"
+    for (i = 1; i <= NR; i++) {
+      vs = (p && i != p && cpu[i] > 0) ? sprintf("%.1fx less", cpu[p] / cpu[i]) : "-"
+      printf "| %-30s | %7.3f | %7.3f | %8.2f ms | %5.1f MB | %7.2fx | %7.2fx | %10s |\n", label[name[i]], wall[i], cpu[i], 1000 * cpu[i] / n, rss[i], wall[i] / bound2, wall[i] / bound1, vs
+    }
+    if (py_detail != "") printf "\nPython client detail: %s\n", py_detail
+    printf "\nTargets (issue 9) for the measured run:\n"
+    printf "  wall <= 1.2x the 2-round-trip bound: %.2fx  %s\n", wall[m] / bound2, (wall[m] <= 1.2 * bound2) ? "met" : "MISSED"
+    if (p) printf "  CPU >= 10x less than the Python client: %.1fx  %s\n", cpu[p] / cpu[m], (cpu[p] >= 10 * cpu[m]) ? "met" : "MISSED"
+    printf "  peak RSS < 50 MB: %.1f MB  %s\n", rss[m], (rss[m] < 50) ? "met" : "MISSED"
+  }'
+
+# --- surface core -----------------------------------------------------------------------------
+if [ "$skip_core" = 0 ]; then
+  echo
+  if [ "$profile" = release ]; then
+    cargo bench --bench core 2>/dev/null
+  else
+    echo "surface core bench skipped: it only means something in release (drop --debug)"
+  fi
+fi

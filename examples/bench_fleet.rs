@@ -1,0 +1,303 @@
+//! A fleet of fast MCP servers on loopback, for the whole-run benchmark (`bench/run.sh`).
+//!
+//! Every server serves the same tool list on `POST /mcp`, in both protocol eras, with JSON
+//! responses only:
+//! - 2026-07-28 stateless: `server/discover` (serverInfo in `_meta`) and `tools/list` with the
+//!   `_meta` envelope (`resultType`, `ttlMs`, `cacheScope`, serverInfo);
+//! - classic Streamable HTTP: `initialize` → `notifications/initialized` (202) → `tools/list`,
+//!   stateless (no session id).
+//!
+//! Every answer (errors and 202s included) waits `--delay-ms` first: a stand-in for the network
+//! round-trip time, so a client's wall time shows how many round trips it spends.
+//!
+//! ```text
+//! cargo run --release --example bench_fleet -- --servers 100 --delay-ms 50 --urls-out urls.txt
+//! ```
+//! The URLs (one a line) go to `--urls-out` (or stdout); `READY <n>` on stdout says the fleet
+//! listens. It runs until interrupted or killed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+/// The modern protocol version the fleet speaks.
+const MODERN: &str = "2026-07-28";
+/// Classic versions the fleet accepts in `initialize`, newest first.
+const CLASSIC: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The real surface used by default, relative to the crate root.
+const DEFAULT_SURFACE: &str = "../shared/fixtures/github-mcp-server/v1.6.0.json";
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Command-line settings.
+#[derive(Debug)]
+struct Settings {
+    servers: usize,
+    delay: Duration,
+    tools: usize,
+    tools_file: Option<PathBuf>,
+    urls_out: Option<PathBuf>,
+}
+
+impl Settings {
+    fn parse(mut args: impl Iterator<Item = String>) -> Result<Settings, BoxError> {
+        let mut settings = Settings {
+            servers: 100,
+            delay: Duration::from_millis(50),
+            tools: 50,
+            tools_file: None,
+            urls_out: None,
+        };
+        while let Some(flag) = args.next() {
+            let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+            match flag.as_str() {
+                "--servers" => settings.servers = value()?.parse()?,
+                "--delay-ms" => settings.delay = Duration::from_millis(value()?.parse()?),
+                "--tools" => settings.tools = value()?.parse()?,
+                "--tools-file" => settings.tools_file = Some(value()?.into()),
+                "--urls-out" => settings.urls_out = Some(value()?.into()),
+                other => return Err(format!("unknown argument {other:?}").into()),
+            }
+        }
+        Ok(settings)
+    }
+}
+
+/// What every server of the fleet answers with; the JSON results are serialized once.
+struct Fleet {
+    delay: Duration,
+    discover: String,
+    initialize: String,
+    tools_modern: String,
+    tools_classic: String,
+}
+
+impl Fleet {
+    fn new(tools: Vec<Value>, delay: Duration) -> Result<Fleet, BoxError> {
+        let server_info = json!({"name": "bench-fleet", "version": "1.0.0"});
+        let meta = json!({"io.modelcontextprotocol/serverInfo": server_info});
+        let capabilities = json!({"tools": {"listChanged": false}});
+        let discover = json!({
+            "supportedVersions": [MODERN],
+            "capabilities": capabilities,
+            "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": meta,
+        });
+        let initialize = json!({
+            "protocolVersion": CLASSIC[0],
+            "capabilities": capabilities,
+            "serverInfo": server_info,
+        });
+        let tools_modern = json!({
+            "tools": tools,
+            "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": meta,
+        });
+        let tools_classic = json!({ "tools": tools });
+        Ok(Fleet {
+            delay,
+            discover: serde_json::to_string(&discover)?,
+            initialize: serde_json::to_string(&initialize)?,
+            tools_modern: serde_json::to_string(&tools_modern)?,
+            tools_classic: serde_json::to_string(&tools_classic)?,
+        })
+    }
+
+    /// The answer to one POSTed JSON-RPC message.
+    fn answer(&self, headers: &HeaderMap, body: &[u8]) -> Response {
+        let Ok(message) = serde_json::from_slice::<Value>(body) else {
+            return error(StatusCode::BAD_REQUEST, &Value::Null, -32700, "Parse error");
+        };
+        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        let Some(id) = message.get("id") else {
+            // A notification (`notifications/initialized`) or a response: accepted.
+            return StatusCode::ACCEPTED.into_response();
+        };
+        let version = headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok());
+        let modern = version.is_some_and(|v| v.starts_with("2026"));
+        if modern && version != Some(MODERN) {
+            let data = json!({"supported": [MODERN], "requested": version});
+            return error_with(
+                StatusCode::BAD_REQUEST,
+                id,
+                -32022,
+                "Unsupported protocol version",
+                data,
+            );
+        }
+        match (method, modern) {
+            ("server/discover", true) => result(id, &self.discover),
+            ("tools/list", true) => result(id, &self.tools_modern),
+            ("initialize", false) => {
+                let asked = message
+                    .pointer("/params/protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if CLASSIC.contains(&asked) && asked != CLASSIC[0] {
+                    let echoed = self.initialize.replacen(CLASSIC[0], asked, 1);
+                    result(id, &echoed)
+                } else {
+                    result(id, &self.initialize)
+                }
+            }
+            ("tools/list", false) => result(id, &self.tools_classic),
+            ("server/discover", false) => error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32000,
+                "Bad Request: Server not initialized",
+            ),
+            (_, true) => error(StatusCode::NOT_FOUND, id, -32601, "Method not found"),
+            (_, false) => error(StatusCode::OK, id, -32601, "Method not found"),
+        }
+    }
+}
+
+fn json_response(status: StatusCode, text: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
+
+/// A success response around a pre-serialized result.
+fn result(id: &Value, result: &str) -> Response {
+    json_response(
+        StatusCode::OK,
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+    )
+}
+
+fn error(status: StatusCode, id: &Value, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    json_response(status, body.to_string())
+}
+
+fn error_with(status: StatusCode, id: &Value, code: i64, message: &str, data: Value) -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message, "data": data},
+    });
+    json_response(status, body.to_string())
+}
+
+async fn post_mcp(State(fleet): State<Arc<Fleet>>, headers: HeaderMap, body: Bytes) -> Response {
+    tokio::time::sleep(fleet.delay).await;
+    fleet.answer(&headers, &body)
+}
+
+async fn not_allowed(State(fleet): State<Arc<Fleet>>) -> Response {
+    tokio::time::sleep(fleet.delay).await;
+    StatusCode::METHOD_NOT_ALLOWED.into_response()
+}
+
+/// The tool list: the first `count` tools of `file` (or of the default real surface), padded
+/// with generated tools when the file has fewer or is absent.
+fn load_tools(file: Option<&Path>, count: usize) -> Result<Vec<Value>, BoxError> {
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_SURFACE);
+    let path = file.unwrap_or(&default);
+    let mut tools = match std::fs::read(path) {
+        Ok(bytes) => {
+            let value: Value = serde_json::from_slice(&bytes)?;
+            let list = value.get("tools").unwrap_or(&value);
+            list.as_array()
+                .ok_or(format!("{} holds no tools array", path.display()))?
+                .clone()
+        }
+        Err(error) if file.is_some() => return Err(error.into()),
+        Err(_) => {
+            eprintln!(
+                "bench_fleet: {} not found, generating tools",
+                path.display()
+            );
+            Vec::new()
+        }
+    };
+    tools.truncate(count);
+    while tools.len() < count {
+        tools.push(generated_tool(tools.len()));
+    }
+    Ok(tools)
+}
+
+fn generated_tool(i: usize) -> Value {
+    json!({
+        "name": format!("generated_tool_{i:03}"),
+        "description": format!("Generated tool number {i} for the benchmark fleet."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string", "description": "Repository owner"},
+                "repo": {"type": "string", "description": "Repository name"},
+                "page": {"type": "number", "minimum": 1},
+            },
+            "required": ["owner", "repo"],
+        },
+        "annotations": {"readOnlyHint": i.is_multiple_of(2)},
+    })
+}
+
+async fn serve(settings: Settings) -> Result<(), BoxError> {
+    let tools = load_tools(settings.tools_file.as_deref(), settings.tools)?;
+    let fleet = Arc::new(Fleet::new(tools, settings.delay)?);
+    let app = Router::new()
+        .route("/mcp", post(post_mcp).get(not_allowed).delete(not_allowed))
+        .with_state(fleet);
+    let mut urls = String::new();
+    for _ in 0..settings.servers {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        urls.push_str(&format!("http://{}/mcp\n", listener.local_addr()?));
+        let app = app.clone();
+        tokio::spawn(async move {
+            if let Err(error) = axum::serve(listener, app).await {
+                eprintln!("bench_fleet: a server stopped: {error}");
+            }
+        });
+    }
+    match &settings.urls_out {
+        Some(path) => std::fs::write(path, &urls)?,
+        None => print!("{urls}"),
+    }
+    println!("READY {}", settings.servers);
+    // Serve until interrupted (the script that started us sends SIGINT or SIGTERM).
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    let settings = match Settings::parse(std::env::args().skip(1)) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("bench_fleet: {error}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build();
+    let outcome = match runtime {
+        Ok(runtime) => runtime.block_on(serve(settings)),
+        Err(error) => Err(error.into()),
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bench_fleet: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
