@@ -66,19 +66,21 @@ fn raised(severity: Severity) -> Severity {
     }
 }
 
-/// Assessments of every tool of a surface, by name.
-fn assessments(surface: &Surface) -> BTreeMap<&str, ToolAssessment> {
+/// Assessments of the tools of `surface` whose definition differs in `other` (or is absent
+/// there), by name. Unchanged tools cannot gain anything, so they are not assessed.
+fn assessments<'a>(surface: &'a Surface, other: &Surface) -> BTreeMap<&'a str, ToolAssessment> {
     surface
         .tools
         .iter()
+        .filter(|t| other.tool(&t.name).is_none_or(|o| o.raw != t.raw))
         .map(|t| (t.name.as_str(), risk::assess_tool(&t.raw)))
         .collect()
 }
 
 /// One `capability_added` record per gained capability of a tool present on both sides.
 fn capability_changes(old: &Surface, new: &Surface) -> Vec<Change> {
-    let before = assessments(old);
-    let after = assessments(new);
+    let before = assessments(old, new);
+    let after = assessments(new, old);
     let mut changes = Vec::new();
     for (name, new_assessment) in &after {
         let Some(old_assessment) = before.get(name) else {
@@ -120,16 +122,15 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
 /// the server instructions that now carries markers it did not carry before; `details` lists
 /// every pattern that fired there.
 fn marker_changes(old: &Surface, new: &Surface) -> Vec<Change> {
-    let before = assessments(old);
+    let before = assessments(old, new);
     let mut changes = Vec::new();
-    for tool in &new.tools {
-        let now = risk::assess_tool(&tool.raw);
+    for (name, now) in assessments(new, old) {
         let was = before
-            .get(tool.name.as_str())
+            .get(name)
             .map(|a| a.findings.as_slice())
             .unwrap_or(&[]);
         changes.extend(marker_rows(
-            Some(&tool.name),
+            Some(name),
             risk::markers_gained(was, &now.findings),
         ));
     }

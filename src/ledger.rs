@@ -142,8 +142,19 @@ impl StoredSurface {
 
     /// The record key derived from the content: equal surfaces share one record.
     pub fn key(&self) -> String {
-        let value = serde_json::to_value(self).unwrap_or(Value::Null);
-        let digest = hash_value(&value);
+        let tools = hash_value(&Value::Array(self.tools.clone()));
+        Self::key_for(&self.identity, &tools)
+    }
+
+    /// The key of the stored surface with this identity and tool digest, without building it:
+    /// the digest already stands for the tools, so only the identity is hashed again.
+    pub fn key_for(identity: &ServerIdentity, tool_digest: &str) -> String {
+        let content = serde_json::json!({
+            "format": LEDGER_FORMAT,
+            "identity": identity,
+            "tool_digest": tool_digest,
+        });
+        let digest = hash_value(&content);
         format!("surface-{}", &digest[..40.min(digest.len())])
     }
 
@@ -160,6 +171,8 @@ pub enum Update<'a> {
     Readable {
         /// The new surface.
         surface: &'a Surface,
+        /// Its tool digest (computed once by the caller).
+        tool_digest: String,
         /// Where it is stored.
         surface_key: String,
         /// The era that worked.
@@ -276,6 +289,7 @@ impl Ledger {
         match update {
             Update::Readable {
                 surface,
+                tool_digest,
                 surface_key,
                 era,
                 transport,
@@ -285,7 +299,7 @@ impl Ledger {
                 entry.transport = Some(transport);
                 entry.identity = surface.identity.clone();
                 entry.auth = auth;
-                entry.tool_digest = Some(surface.tool_digest());
+                entry.tool_digest = Some(tool_digest);
                 entry.surface_key = Some(surface_key);
                 entry.tools_total = surface.tools.len();
             }
@@ -369,6 +383,7 @@ mod tests {
         assert_eq!(key_a, StoredSurface::capture(&a).key());
         assert_ne!(key_a, StoredSurface::capture(&b).key());
         assert!(crate::input::is_valid_record_key(&key_a), "{key_a}");
+        assert_eq!(key_a, StoredSurface::key_for(&a.identity, &a.tool_digest()));
         let back = StoredSurface::capture(&a).to_surface().unwrap();
         assert_eq!(back.tool_digest(), a.tool_digest());
     }
@@ -391,6 +406,7 @@ mod tests {
         fn update(s: &Surface) -> Update<'_> {
             Update::Readable {
                 surface_key: StoredSurface::capture(s).key(),
+                tool_digest: s.tool_digest(),
                 surface: s,
                 era: Era::Modern,
                 transport: "streamable-http".into(),
@@ -454,6 +470,7 @@ mod tests {
             at(10_000),
             Update::Readable {
                 surface: &s,
+                tool_digest: s.tool_digest(),
                 surface_key: StoredSurface::capture(&s).key(),
                 era: Era::Classic,
                 transport: "streamable-http".into(),

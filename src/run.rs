@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 use tokio::time::Instant as TokioInstant;
 
 use crate::diff::{self, AuthState, Change};
@@ -23,7 +25,9 @@ use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOption
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
-use crate::report::{ChangeRow, LedgerStatus, ServerRow, SummaryRow, summarize_tools};
+use crate::report::{
+    ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, summarize_tools,
+};
 use crate::surface::{DIGEST_ALGORITHM, Surface};
 use crate::targets::{self, BlockedEntry, Planned, Target, TargetRules};
 
@@ -87,12 +91,37 @@ impl RunError {
 
 /// How probing one target ended.
 enum Probed {
-    Read(Box<Observation>),
+    Read(Box<Prepared>),
     Failed(Box<ProbeFailure>),
     TimedOut,
     RunDeadline,
     /// The probe task panicked (a bug); reported, never fatal for the run.
     Crashed(String),
+    /// The server answered, but its tool list cannot be used.
+    Unusable(String),
+}
+
+/// A read surface with everything that does not depend on the ledger already computed, in the
+/// probe's own task (so both cores share the hashing and the risk assessment).
+struct Prepared {
+    observation: Observation,
+    surface: Surface,
+    tool_digest: String,
+    summaries: ToolSummaries,
+}
+
+impl Prepared {
+    fn of(mut observation: Observation) -> Result<Self, String> {
+        let tools = std::mem::take(&mut observation.tools);
+        let surface = Surface::from_tools(observation.identity(), tools)
+            .map_err(|error| format!("the tool list is not usable: {error}"))?;
+        Ok(Prepared {
+            tool_digest: surface.tool_digest(),
+            summaries: summarize_tools(&surface),
+            observation,
+            surface,
+        })
+    }
 }
 
 /// The probe result of one target with the wall time it took.
@@ -268,12 +297,16 @@ async fn probe_and_record(
         })
         .collect();
     let server_budget = input.max_server_time;
-    let mut outcomes = futures::stream::iter(jobs)
+    // Every probe is its own task from the start; the semaphore keeps `concurrency` of them on
+    // the network at any time, so recording one outcome never holds up the next probe.
+    let slots = Arc::new(Semaphore::new(input.concurrency));
+    let mut outcomes: FuturesUnordered<_> = jobs
+        .into_iter()
         .map(|(target, probe_options)| {
-            let client = client.clone();
             let index = target.index;
             let task = tokio::spawn(probe_one(
-                client,
+                client.clone(),
+                slots.clone(),
                 target.clone(),
                 probe_options,
                 server_budget,
@@ -288,7 +321,7 @@ async fn probe_and_record(
                 })
             }
         })
-        .buffer_unordered(input.concurrency);
+        .collect();
     let mut results = Vec::with_capacity(total);
     let mut changes_seen = 0usize;
     let mut last_progress = Instant::now();
@@ -314,13 +347,22 @@ async fn probe_and_record(
 
 async fn probe_one(
     client: net::Client,
+    slots: Arc<Semaphore>,
     target: Target,
     options: ProbeOptions,
     server_budget: Duration,
     run_deadline: TokioInstant,
 ) -> Outcome {
-    let started = Instant::now();
     let index = target.index;
+    let Ok(slot) = slots.acquire_owned().await else {
+        return Outcome {
+            target,
+            probed: Probed::Crashed("the probe pool was closed".to_string()),
+            elapsed: Duration::ZERO,
+            index,
+        };
+    };
+    let started = Instant::now();
     let now = TokioInstant::now();
     if now >= run_deadline {
         return Outcome {
@@ -334,7 +376,13 @@ async fn probe_one(
     let deadline = server_deadline.min(run_deadline);
     let probed =
         match tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await {
-            Ok(Ok(observation)) => Probed::Read(Box::new(observation)),
+            Ok(Ok(observation)) => {
+                drop(slot); // the network part is done: let the next server start
+                match Prepared::of(observation) {
+                    Ok(prepared) => Probed::Read(Box::new(prepared)),
+                    Err(problem) => Probed::Unusable(problem),
+                }
+            }
             Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
             Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
             Err(_) => Probed::TimedOut,
@@ -464,6 +512,11 @@ async fn record_outcome(
             )),
             ..row
         },
+        Probed::Unusable(problem) => ServerRow {
+            reason_code: Some(ReasonCode::ToolsListFailed),
+            error: Some(problem),
+            ..row
+        },
         Probed::Crashed(message) => ServerRow {
             reason_code: Some(ReasonCode::ToolsListFailed),
             error: Some(format!(
@@ -488,41 +541,35 @@ async fn record_readable(
     ledger: &mut Ledger,
     input: &Input,
     mut row: ServerRow,
-    observation: Observation,
+    prepared: Prepared,
     now: DateTime<Utc>,
 ) -> Result<ServerResult, RunError> {
-    let identity = observation.identity();
-    let surface = match Surface::from_tools(identity, observation.tools.clone()) {
-        Ok(surface) => surface,
-        Err(error) => {
-            row.reason_code = Some(ReasonCode::ToolsListFailed);
-            row.error = Some(format!("the tool list is not usable: {error}"));
-            row.ledger_status = Some(LedgerStatus::Unavailable);
-            return Ok(ServerResult {
-                row,
-                changes: Vec::new(),
-                surface_write: None,
-            });
-        }
-    };
+    let Prepared {
+        observation,
+        surface,
+        tool_digest: digest,
+        summaries: (tools, risk, capabilities),
+    } = prepared;
     let auth = AuthState {
         auth_required: false,
         anonymous_listing_allowed: true,
         ..AuthState::default()
     };
-    let digest = surface.tool_digest();
     let mut identity_signal = None;
     let (status, changes) = match ledger.entry(&row.server_url) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => {
             let mut changes = diff::compare_auth(&entry.auth, &auth);
-            let previous = if entry.tool_digest.as_deref() == Some(digest.as_str()) {
+            let same_tools = entry.tool_digest.as_deref() == Some(digest.as_str());
+            let previous = if !same_tools {
+                Ledger::load_surface(storage, entry).await?
+            } else if entry.identity != surface.identity {
                 Some(Surface {
                     identity: entry.identity.clone(),
                     ..surface.clone()
                 })
             } else {
-                Ledger::load_surface(storage, entry).await?
+                None // nothing moved: no comparison needed
             };
             if let Some(previous) = previous {
                 let set = crate::changes::between(&previous, &surface);
@@ -541,14 +588,14 @@ async fn record_readable(
     } else {
         status
     };
-    let stored = StoredSurface::capture(&surface);
-    let surface_key = stored.key();
+    let surface_key = StoredSurface::key_for(&surface.identity, &digest);
     let needs_write = !deferred
         && ledger
             .entry(&row.server_url)
             .and_then(|e| e.surface_key.as_deref())
             != Some(surface_key.as_str());
     let surface_write = needs_write.then(|| {
+        let stored = StoredSurface::capture(&surface);
         (
             surface_key.clone(),
             Record::json(serde_json::to_vec(&stored).unwrap_or_default()),
@@ -560,6 +607,7 @@ async fn record_readable(
             now,
             Update::Readable {
                 surface: &surface,
+                tool_digest: digest.clone(),
                 surface_key,
                 era: observation.era,
                 transport: observation.transport.clone(),
@@ -569,7 +617,6 @@ async fn record_readable(
         );
     }
     let entry = ledger.entry(&row.server_url);
-    let (tools, risk, capabilities) = summarize_tools(&surface);
     Ok(ServerResult {
         row: ServerRow {
             final_url: Some(observation.final_url.to_string()),

@@ -69,6 +69,10 @@ impl LocalStorage {
     }
 }
 
+fn dir_display(root: &Path) -> String {
+    root.join("datasets").join("default").display().to_string()
+}
+
 /// The file extension the JS SDK gives a record of this content type.
 fn extension_for(content_type: &str) -> &'static str {
     let essence = content_type.split(';').next().unwrap_or("").trim();
@@ -89,8 +93,21 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Stora
     }
 }
 
+/// How much durability a write needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    /// Flushed to disk before the rename: records (the ledger above all) survive a power loss.
+    Synced,
+    /// Renamed into place without a flush: dataset rows, which a crashed run rewrites anyway.
+    Renamed,
+}
+
 /// Writes `bytes` to `path` through a temporary sibling and a rename (atomic on POSIX).
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StorageError> {
+pub(crate) fn write_atomically(
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<(), StorageError> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
@@ -101,7 +118,9 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StorageE
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let mut file = std::fs::File::create(&tmp).map_err(io("cannot write", &tmp))?;
     file.write_all(bytes).map_err(io("cannot write", &tmp))?;
-    file.sync_all().map_err(io("cannot flush", &tmp))?;
+    if durability == Durability::Synced {
+        file.sync_all().map_err(io("cannot flush", &tmp))?;
+    }
     drop(file);
     std::fs::rename(&tmp, path).map_err(io("cannot replace", path))?;
     Ok(())
@@ -129,17 +148,20 @@ impl Storage for LocalStorage {
     ) -> Result<(), StorageError> {
         let ext = extension_for(&record.content_type);
         let path = self.store_dir(store).join(format!("{key}.{ext}"));
-        tokio::task::spawn_blocking(move || write_atomically(&path, &record.bytes))
-            .await
-            .map_err(|e| StorageError::Io {
-                action: "cannot write",
-                path: key.to_string(),
-                source: std::io::Error::other(e),
-            })?
+        tokio::task::spawn_blocking(move || {
+            write_atomically(&path, &record.bytes, Durability::Synced)
+        })
+        .await
+        .map_err(|e| StorageError::Io {
+            action: "cannot write",
+            path: key.to_string(),
+            source: std::io::Error::other(e),
+        })?
     }
 
     async fn push_items(&self, items: &[serde_json::Value]) -> Result<(), StorageError> {
         let dir = self.root.join("datasets").join("default");
+        let mut files = Vec::with_capacity(items.len());
         for item in items {
             let index = self.next_item.fetch_add(1, Ordering::SeqCst);
             let path = dir.join(format!("{index:0width$}.json", width = ITEM_NAME_DIGITS));
@@ -148,9 +170,19 @@ impl Storage for LocalStorage {
                 path: path.display().to_string(),
                 source: std::io::Error::other(e),
             })?;
-            write_atomically(&path, &bytes)?;
+            files.push((path, bytes));
         }
-        Ok(())
+        tokio::task::spawn_blocking(move || {
+            files
+                .iter()
+                .try_for_each(|(path, bytes)| write_atomically(path, bytes, Durability::Renamed))
+        })
+        .await
+        .map_err(|e| StorageError::Io {
+            action: "cannot write",
+            path: dir_display(&self.root),
+            source: std::io::Error::other(e),
+        })?
     }
 
     async fn set_status_message(&self, message: &str, terminal: bool) -> Result<(), StorageError> {

@@ -87,11 +87,12 @@ impl ToolSummary {
     }
 }
 
+/// Per-tool summaries, the server's risk, and capability → tool names.
+pub type ToolSummaries = (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>);
+
 /// The per-tool summaries of a surface plus the server-level risk and capability map. A
 /// poisoning marker in the server's instructions makes the server's risk high as well.
-pub fn summarize_tools(
-    surface: &Surface,
-) -> (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>) {
+pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
     let assessed: Vec<(&Tool, ToolAssessment)> = surface
         .tools
         .iter()
