@@ -10,6 +10,8 @@
 mod actor;
 #[path = "support/counting_mcp.rs"]
 mod counting_mcp;
+#[path = "support/sample_rows.rs"]
+mod sample_rows;
 
 use actor::{Rows, RunDir};
 use counting_mcp::{CountingMcp, surface, tool};
@@ -83,6 +85,7 @@ async fn a_budget_for_three_of_five_servers_reads_exactly_three() {
 
     // run_start 0.01 + 3 × server_checked 0.005 = 0.025.
     let rows = run(&dir, &input, Some("0.025")).await;
+    sample_rows::keep("budget-exhausted", &dir.rows());
 
     for path in &paths[..3] {
         assert!(mcp.requests(path) > 0, "{path} was not read");
@@ -147,6 +150,7 @@ async fn changes_the_budget_cannot_pay_for_are_deferred_and_reported_next_time()
     );
     // run_start + two servers + one change: the second change does not fit.
     let rows = run(&dir, &input, Some("0.022")).await;
+    sample_rows::keep("budget-deferred", &dir.rows());
     let row = rows.server(&changing);
     assert_eq!(row["ledger_status"], "deferred");
     assert_eq!(row["change_count"], 0);
@@ -163,6 +167,7 @@ async fn changes_the_budget_cannot_pay_for_are_deferred_and_reported_next_time()
 
     // A budget that covers everything reports the same two changes.
     let rows = run(&dir, &input, Some("1")).await;
+    sample_rows::keep("budget-changes", &dir.rows());
     let row = rows.server(&changing);
     assert_eq!(row["ledger_status"], "compared");
     assert_eq!(row["change_count"], 2);
@@ -256,6 +261,7 @@ async fn unusable_targets_and_unreachable_servers_are_never_charged() {
     let dir = RunDir::new();
 
     let rows = run(&dir, &input, None).await;
+    sample_rows::keep("budget-unusable", &dir.rows());
     let codes: Vec<&str> = rows
         .servers
         .iter()
