@@ -419,14 +419,19 @@ fn platform_run_charge_retried_after_429_and_500_is_charged_once() {
     });
 }
 
-fn long_tool(i: usize, wording: &str) -> Value {
-    tool(
-        &format!("tool-{i:03}"),
-        &format!(
-            "Tool {i} {wording}. {}",
-            "Plain words about records. ".repeat(150)
-        ),
-    )
+/// The lowered push limit of the chunking test (`LEDGER_API_MAX_PUSH_BYTES`).
+const PUSH_LIMIT: usize = 128 * 1024;
+
+/// A tool whose input schema carries a large default value (`size` bytes), so that an
+/// `input_schema_changed` row is large while the surface stays cheap to analyse.
+fn heavy_tool(marker: char, size: usize) -> Value {
+    json!({
+        "name": "export",
+        "description": "Exports the records",
+        "inputSchema": {"type": "object", "properties": {
+            "template": {"type": "string", "default": marker.to_string().repeat(size)},
+        }},
+    })
 }
 
 #[test]
@@ -440,13 +445,12 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
         let fake = FakeApify::start().await;
         let mcp = CountingMcp::start(PUBLIC_IP).await;
         let big = ["/big1", "/big2", "/big3"];
-        let serve_big = |wording: &str| {
+        let serve_big = |marker: char| {
             for path in big {
-                let tools = (0..500).map(|i| long_tool(i, wording)).collect();
-                mcp.serve(path, surface(path, "1", tools));
+                mcp.serve(path, surface(path, "1", vec![heavy_tool(marker, 20_000)]));
             }
         };
-        serve_big("reads records");
+        serve_big('a');
         mcp.serve(
             "/slow",
             surface("Slow", "1", vec![tool("search", "Searches")]),
@@ -458,16 +462,15 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
             &json!({
                 "servers": urls,
                 "ledger_name": "fleet",
-                "alert_on": ["tool_description_changed"],
+                "alert_on": ["input_schema_changed"],
                 "concurrency": 1,
-                "max_response_bytes": 5_000_000,
             }),
         );
         assert_exit(&run_binary(platform_env(&fake, true), &[]).await, 0);
 
-        // Every description changes (1500 rows of about 8 kB), and the first server is slow
-        // enough for a progress message.
-        serve_big("reads the records");
+        // Every big schema changes (three rows of about 80 kB, more than one push of the
+        // lowered limit can carry), and the first server is slow enough for a progress message.
+        serve_big('b');
         mcp.serve_after(
             "/slow",
             surface("Slow", "1", vec![tool("search", "Searches")]),
@@ -475,7 +478,9 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
         );
         let from_request = fake.state().requests.len();
         let from_message = fake.state().status_messages.len();
-        assert_exit(&run_binary(platform_env(&fake, true), &[]).await, 0);
+        let mut vars = platform_env(&fake, true);
+        vars.push(("LEDGER_API_MAX_PUSH_BYTES".into(), PUSH_LIMIT.to_string()));
+        assert_exit(&run_binary(vars, &[]).await, 0);
 
         let requests = fake.state().requests[from_request..].to_vec();
         let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
@@ -485,7 +490,7 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
             .filter(|r| r.path == format!("/v2/datasets/{DATASET}/items"))
             .collect();
         assert!(pushes.len() >= 2, "{} pushes", pushes.len());
-        assert!(pushes.iter().all(|p| p.body.len() <= 9 * 1024 * 1024));
+        assert!(pushes.iter().all(|p| p.body.len() <= PUSH_LIMIT));
         // In order: each server row, then its changes, the summary last.
         let mut expected_server = urls.iter();
         let mut current = String::new();
@@ -499,9 +504,9 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
                 other => panic!("unexpected row {other}"),
             }
         }
-        assert_eq!(rows.len(), 4 + 1500 + 1);
+        assert_eq!(rows.len(), 4 + 3 + 1);
         assert_eq!(rows.last().unwrap()["record_type"], "summary");
-        assert_eq!(fake.state().datasets[DATASET].len(), 5 + 1505);
+        assert_eq!(fake.state().datasets[DATASET].len(), 5 + 8);
 
         let messages = fake.state().status_messages[from_message..].to_vec();
         let progress: Vec<&String> = messages
@@ -519,7 +524,7 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
         assert_eq!(
             messages.last().unwrap(),
             &(
-                "4 servers, 3 changed (0 high), 0 unreachable".to_string(),
+                "4 servers, 3 changed (3 high), 0 unreachable".to_string(),
                 true
             )
         );
