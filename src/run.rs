@@ -327,7 +327,11 @@ async fn probe_and_record(
     let mut last_progress = Instant::now();
     while let Some(outcome) = outcomes.next().await {
         let index = outcome.index;
-        let result = record_outcome(storage, charging, ledger, input, outcome, now).await?;
+        let payer = Payer {
+            charging,
+            unsettled: (total - results.len()) as u64,
+        };
+        let result = record_outcome(storage, &payer, ledger, input, outcome, now).await?;
         log_verdict(&result.row);
         changes_seen += result.changes.len();
         results.push((index, result));
@@ -431,17 +435,37 @@ fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> S
     }
 }
 
-/// Pays for a checked server and its change rows. When the budget cannot pay for every change
-/// row, nothing is charged and `false` comes back: the caller then leaves the ledger entry as it
-/// was (`deferred`), so the next run reports the same changes.
-async fn settle(charging: &Charging, change_rows: usize) -> bool {
-    let rows = change_rows as u64;
-    if rows > 0 && charging.affordable(EVENT_CHANGE_RECORDED) < rows {
-        return false;
+/// Pays for the servers of a run as they are recorded, one at a time.
+///
+/// The server list was capped so that every server read can pay its `server_checked`; the
+/// change rows of one server may only use what is left beyond that reservation, or a server
+/// recorded later would be compared without being paid for.
+struct Payer<'a> {
+    charging: &'a Charging,
+    /// Servers not recorded yet, the one being settled included.
+    unsettled: u64,
+}
+
+impl Payer<'_> {
+    /// Pays for a checked server and its change rows. When the budget left after reserving
+    /// `server_checked` for every unsettled server cannot pay for every change row, nothing is
+    /// charged and `false` comes back: the caller then leaves the ledger entry as it was
+    /// (`deferred`), so the next run reports the same changes.
+    async fn settle(&self, change_rows: usize) -> bool {
+        let rows = change_rows as u64;
+        let reserve = [(EVENT_SERVER_CHECKED, self.unsettled)];
+        if rows > 0
+            && self
+                .charging
+                .affordable_with_reserve(EVENT_CHANGE_RECORDED, &reserve)
+                < rows
+        {
+            return false;
+        }
+        charge(self.charging, EVENT_CHANGE_RECORDED, rows).await;
+        charge(self.charging, EVENT_SERVER_CHECKED, 1).await;
+        true
     }
-    charge(charging, EVENT_CHANGE_RECORDED, rows).await;
-    charge(charging, EVENT_SERVER_CHECKED, 1).await;
-    true
 }
 
 /// The note on a deferred row.
@@ -464,7 +488,7 @@ fn base_row(now: DateTime<Utc>) -> ServerRow {
 /// Turns one probe outcome into rows and a ledger update.
 async fn record_outcome(
     storage: &impl Storage,
-    charging: &Charging,
+    payer: &Payer<'_>,
     ledger: &mut Ledger,
     input: &Input,
     outcome: Outcome,
@@ -483,10 +507,10 @@ async fn record_outcome(
     }
     let result = match outcome.probed {
         Probed::Read(observation) => {
-            return record_readable(storage, charging, ledger, input, row, *observation, now).await;
+            return record_readable(storage, payer, ledger, input, row, *observation, now).await;
         }
         Probed::Failed(failure) if failure.error.reason_code() == ReasonCode::AuthRequired => {
-            return Ok(record_auth_required(charging, ledger, input, row, *failure, now).await);
+            return Ok(record_auth_required(payer, ledger, input, row, *failure, now).await);
         }
         Probed::Failed(failure) => {
             row.reason_code = Some(failure.error.reason_code());
@@ -537,7 +561,7 @@ async fn record_outcome(
 
 async fn record_readable(
     storage: &impl Storage,
-    charging: &Charging,
+    payer: &Payer<'_>,
     ledger: &mut Ledger,
     input: &Input,
     mut row: ServerRow,
@@ -580,7 +604,7 @@ async fn record_readable(
         }
     };
     let mut change_rows = alerted(input, &changes);
-    let deferred = !settle(charging, change_rows.len()).await;
+    let deferred = !payer.settle(change_rows.len()).await;
     let status = if deferred {
         row.error = Some(deferred_note(change_rows.len()));
         change_rows.clear();
@@ -656,7 +680,7 @@ async fn record_readable(
 }
 
 async fn record_auth_required(
-    charging: &Charging,
+    payer: &Payer<'_>,
     ledger: &mut Ledger,
     input: &Input,
     row: ServerRow,
@@ -678,7 +702,7 @@ async fn record_auth_required(
         Some(note) => format!("{}; {note}", failure.error),
         None => failure.error.to_string(),
     };
-    let status = if settle(charging, change_rows.len()).await {
+    let status = if payer.settle(change_rows.len()).await {
         let update = Update::AuthOnly { auth: auth.clone() };
         ledger.apply(&row.server_url, now, update, &changes);
         status

@@ -432,6 +432,7 @@ pub struct ApifyStorage {
     default_store_id: String,
     dataset_id: String,
     ledger_store_id: OnceCell<String>,
+    max_push_bytes: usize,
 }
 
 impl ApifyStorage {
@@ -459,6 +460,7 @@ impl ApifyStorage {
             dataset_id: required(&env.default_dataset_id, "ACTOR_DEFAULT_DATASET_ID")?,
             api,
             ledger_store_id: OnceCell::new(),
+            max_push_bytes: env.max_push_bytes,
         })
     }
 
@@ -531,14 +533,13 @@ impl Storage for ApifyStorage {
 
     async fn push_items(&self, items: &[Value]) -> Result<(), StorageError> {
         let segments = ["datasets", self.dataset_id.as_str(), "items"];
-        let chunks = chunk_items(items, MAX_PUSH_BYTES).map_err(|(position, size)| {
-            StorageError::Api {
-                method: "POST".to_string(),
-                path: segments.join("/"),
-                message: format!(
-                    "dataset item {position} is {size} bytes, more than the {MAX_PUSH_BYTES} a request may carry"
-                ),
-            }
+        let limit = self.max_push_bytes;
+        let chunks = chunk_items(items, limit).map_err(|(position, size)| StorageError::Api {
+            method: "POST".to_string(),
+            path: segments.join("/"),
+            message: format!(
+                "dataset item {position} is {size} bytes, more than the {limit} a request may carry"
+            ),
         })?;
         for chunk in chunks {
             let request = self

@@ -204,6 +204,12 @@ impl ChargeBook {
 
     /// How many more of `event` the remaining budget pays for.
     fn affordable(&self, event: &str) -> u64 {
+        self.affordable_with_reserve(event, &[])
+    }
+
+    /// How many more of `event` the budget pays for after setting aside the cost of `reserve`
+    /// (events that are promised but not booked yet).
+    fn affordable_with_reserve(&self, event: &str, reserve: &[(&str, u64)]) -> u64 {
         let price = self.price(event);
         let Some(max_total) = self.max_total else {
             return u64::MAX;
@@ -211,7 +217,13 @@ impl ChargeBook {
         if price.is_zero() {
             return u64::MAX;
         }
-        let remaining = u128::from(max_total.nanos()).saturating_sub(self.total_nanos());
+        let reserved: u128 = reserve
+            .iter()
+            .map(|(name, count)| u128::from(*count) * u128::from(self.price(name).nanos()))
+            .sum();
+        let remaining = u128::from(max_total.nanos())
+            .saturating_sub(self.total_nanos())
+            .saturating_sub(reserved);
         u64::try_from(remaining / u128::from(price.nanos())).unwrap_or(u64::MAX)
     }
 
@@ -388,6 +400,12 @@ impl Charging {
     /// How many more of `event` the remaining budget allows; `u64::MAX` if unlimited or free.
     pub fn affordable(&self, event: &str) -> u64 {
         self.lock().affordable(event)
+    }
+
+    /// How many more of `event` the budget allows once the events in `reserve` (promised, not
+    /// yet charged) are paid for; `u64::MAX` if unlimited or free.
+    pub fn affordable_with_reserve(&self, event: &str, reserve: &[(&str, u64)]) -> u64 {
+        self.lock().affordable_with_reserve(event, reserve)
     }
 
     /// The price of one `event` used for the budget (zero when events are not paid).
@@ -674,6 +692,26 @@ mod tests {
         assert_eq!(book.book("surface_change_recorded", 1), 0);
         assert_eq!(book.total_nanos(), 25_000_000);
         assert_eq!(book.affordable("run_start"), 0);
+    }
+
+    #[test]
+    fn reserved_events_are_set_aside() {
+        let mut book = book(Some("0.025"), PRICES);
+        book.book("run_start", 1);
+        let cases: [(&[(&str, u64)], u64); 5] = [
+            (&[], 7),
+            (&[("server_checked", 1)], 5),
+            (&[("server_checked", 3)], 0),
+            (&[("server_checked", 4)], 0),
+            (&[("server_checked", 1), ("surface_change_recorded", 2)], 3),
+        ];
+        for (reserve, expected) in cases {
+            assert_eq!(
+                book.affordable_with_reserve("surface_change_recorded", reserve),
+                expected,
+                "{reserve:?}"
+            );
+        }
     }
 
     #[test]

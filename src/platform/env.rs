@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use url::Url;
 
+use super::apify::MAX_PUSH_BYTES;
 use super::charging::{Rounding, Usd};
 
 /// The public API, used when `APIFY_API_BASE_URL` is not set.
@@ -50,6 +51,9 @@ pub struct PlatformEnv {
     pub timeout_at: Option<chrono::DateTime<chrono::Utc>>,
     /// First delay between retries of a platform API call (`LEDGER_API_RETRY_BASE_MS`).
     pub api_retry_base_delay: Duration,
+    /// Largest body of one dataset push (`LEDGER_API_MAX_PUSH_BYTES`); only ever lowers the
+    /// platform's limit, so that tests can see chunking without 9 MiB of rows.
+    pub max_push_bytes: usize,
 }
 
 impl fmt::Debug for PlatformEnv {
@@ -69,6 +73,7 @@ impl fmt::Debug for PlatformEnv {
             .field("charged_event_counts", &self.charged_event_counts.is_some())
             .field("timeout_at", &self.timeout_at)
             .field("api_retry_base_delay", &self.api_retry_base_delay)
+            .field("max_push_bytes", &self.max_push_bytes)
             .finish()
     }
 }
@@ -126,6 +131,7 @@ impl PlatformEnv {
             charged_event_counts: var(&["APIFY_CHARGED_ACTOR_EVENT_COUNTS"]),
             timeout_at: timeout_at(var(&["ACTOR_TIMEOUT_AT", "APIFY_TIMEOUT_AT"]))?,
             api_retry_base_delay: retry_base_delay(var(&["LEDGER_API_RETRY_BASE_MS"]))?,
+            max_push_bytes: max_push_bytes(var(&["LEDGER_API_MAX_PUSH_BYTES"]))?,
         };
         env.check_platform()?;
         Ok(env)
@@ -227,6 +233,26 @@ fn retry_base_delay(value: Option<String>) -> Result<Duration, EnvError> {
                 reason: e.to_string(),
             }),
     }
+}
+
+/// The push limit: at most the platform's, at least enough for a small row.
+fn max_push_bytes(value: Option<String>) -> Result<usize, EnvError> {
+    const SMALLEST: usize = 1_024;
+    let Some(raw) = value else {
+        return Ok(MAX_PUSH_BYTES);
+    };
+    let invalid = |reason: String| EnvError::Invalid {
+        name: "LEDGER_API_MAX_PUSH_BYTES",
+        value: raw.clone(),
+        reason,
+    };
+    let bytes = raw.parse::<usize>().map_err(|e| invalid(e.to_string()))?;
+    if !(SMALLEST..=MAX_PUSH_BYTES).contains(&bytes) {
+        return Err(invalid(format!(
+            "must be between {SMALLEST} and {MAX_PUSH_BYTES}"
+        )));
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -382,5 +408,19 @@ mod tests {
         );
         assert_eq!(env.api_retry_base_delay, Duration::from_millis(5));
         assert!(read(&[("ACTOR_TIMEOUT_AT", "soon")]).is_err());
+    }
+
+    #[test]
+    fn push_limit_only_goes_down() {
+        assert_eq!(read(&[]).unwrap().max_push_bytes, MAX_PUSH_BYTES);
+        let env = read(&[("LEDGER_API_MAX_PUSH_BYTES", "65536")]).unwrap();
+        assert_eq!(env.max_push_bytes, 65_536);
+        for bad in ["10", "99999999999", "lots"] {
+            let err = read(&[("LEDGER_API_MAX_PUSH_BYTES", bad)]).unwrap_err();
+            assert!(
+                err.to_string().contains("LEDGER_API_MAX_PUSH_BYTES"),
+                "{bad}"
+            );
+        }
     }
 }
