@@ -69,11 +69,12 @@ fn raised(severity: Severity) -> Severity {
 /// Assessments of the tools of `surface` whose definition differs in `other` (or is absent
 /// there), by name. Unchanged tools cannot gain anything, so they are not assessed.
 fn assessments<'a>(surface: &'a Surface, other: &Surface) -> BTreeMap<&'a str, ToolAssessment> {
+    let mut cache = risk::ScanCache::default();
     surface
         .tools
         .iter()
         .filter(|t| other.tool(&t.name).is_none_or(|o| o.raw != t.raw))
-        .map(|t| (t.name.as_str(), risk::assess_tool(&t.raw)))
+        .map(|t| (t.name.as_str(), risk::assess_tool_with(&mut cache, &t.raw)))
         .collect()
 }
 

@@ -93,10 +93,11 @@ pub type ToolSummaries = (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<Strin
 /// The per-tool summaries of a surface plus the server-level risk and capability map. A
 /// poisoning marker in the server's instructions makes the server's risk high as well.
 pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
+    let mut cache = risk::ScanCache::default();
     let assessed: Vec<(&Tool, ToolAssessment)> = surface
         .tools
         .iter()
-        .map(|t| (t, risk::assess_tool(&t.raw)))
+        .map(|t| (t, risk::assess_tool_with(&mut cache, &t.raw)))
         .collect();
     let tools_risk = assessed
         .iter()

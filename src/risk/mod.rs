@@ -34,7 +34,7 @@ use serde_json::Value;
 pub use capability::{Capability, Evidence};
 pub use dupkeys::{duplicate_key_findings, duplicate_keys};
 pub use identity::{IdentitySignal, identity_signal};
-pub use poison::{scan_definition, scan_server_instructions, scan_text};
+pub use poison::{ScanCache, scan_definition, scan_server_instructions, scan_text};
 pub use quality::{EffectiveHints, SchemaSummary};
 pub use rename::{RenameHint, rename_hints};
 
@@ -131,10 +131,16 @@ pub struct ToolAssessment {
 
 /// Assesses one tool object as served in `tools/list`.
 pub fn assess_tool(tool: &Value) -> ToolAssessment {
+    assess_tool_with(&mut ScanCache::default(), tool)
+}
+
+/// [`assess_tool`] sharing a text-scan cache with the other tools of the same server (the
+/// result is the same; repeated texts are scanned once).
+pub fn assess_tool_with(cache: &mut ScanCache, tool: &Value) -> ToolAssessment {
     let hints = EffectiveHints::of(tool);
     let evidence = capability::infer(tool, &hints);
     let capabilities = capability::distinct(&evidence);
-    let mut findings = poison::scan_tool(tool);
+    let mut findings = poison::scan_tool_with(cache, tool);
     findings.extend(quality::annotation_findings(tool, &hints, &evidence));
     findings.extend(quality::schema_findings(tool));
     let risk = tool_risk(&capabilities, &hints, &findings);

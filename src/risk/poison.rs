@@ -6,11 +6,14 @@
 //! not call this more than 3 times" and "You MUST call this function before …" are how honest
 //! vendors write, and they produce nothing here.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 use serde_json::Value;
 
-use super::phrase::Phrase;
+use super::phrase::{Phrase, Words};
 use super::tokens::{Token, tokenize};
 use super::unicode::{self, HiddenKind};
 use super::{Finding, Risk, kind, pointer_segment, texts};
@@ -21,12 +24,13 @@ const EXCERPT_CHARS: usize = 160;
 /// Scans one text for poisoning markers and advisories; at most one finding per pattern.
 pub fn scan_text(pointer: &str, text: &str) -> Vec<Finding> {
     let tokens = tokenize(text);
+    let words = Words::new(&tokens);
     let mut hits: Vec<(&'static str, Span)> = structural_markers(text);
     for rule in PHRASE_RULES.iter() {
         if hits.iter().any(|(id, _)| *id == rule.id) {
             continue;
         }
-        if let Some(span) = rule.find(&tokens) {
+        if let Some(span) = rule.find(&tokens, &words) {
             hits.push((rule.id, span));
         }
     }
@@ -61,17 +65,53 @@ pub fn scan_server_instructions(text: &str) -> Vec<Finding> {
     scan_text("/instructions", text)
 }
 
+/// Remembers the findings of texts already scanned. The tools of one server repeat many texts
+/// ("Repository owner", "Page number for pagination"), and a text's findings do not depend on
+/// where it stands, so each distinct text is scanned once and its findings re-pointed.
+#[derive(Debug, Default)]
+pub struct ScanCache {
+    seen: HashMap<String, Vec<Finding>>,
+}
+
+impl ScanCache {
+    /// The findings of `text`, standing at `pointer`.
+    pub fn scan(&mut self, pointer: &str, text: &str) -> Vec<Finding> {
+        if let Some(found) = self.seen.get(text) {
+            return found
+                .iter()
+                .map(|f| Finding {
+                    pointer: pointer.to_string(),
+                    ..f.clone()
+                })
+                .collect();
+        }
+        let found = scan_text(pointer, text);
+        self.seen.insert(text.to_string(), found.clone());
+        found
+    }
+}
+
 /// Scans every text of one definition (tool, prompt, resource); pointers relative to it.
 pub fn scan_definition(definition: &Value) -> Vec<Finding> {
+    scan_definition_with(&mut ScanCache::default(), definition)
+}
+
+/// [`scan_definition`] sharing a cache with other definitions of the same server.
+pub fn scan_definition_with(cache: &mut ScanCache, definition: &Value) -> Vec<Finding> {
     texts::collect(definition)
         .iter()
-        .flat_map(|t| scan_text(&t.pointer, &t.text))
+        .flat_map(|t| cache.scan(&t.pointer, &t.text))
         .collect()
 }
 
 /// Scans a tool: its texts, then its optional parameters that could carry stolen data out.
 pub fn scan_tool(tool: &Value) -> Vec<Finding> {
-    let mut findings = scan_definition(tool);
+    scan_tool_with(&mut ScanCache::default(), tool)
+}
+
+/// [`scan_tool`] sharing a cache with the other tools of the same server.
+pub fn scan_tool_with(cache: &mut ScanCache, tool: &Value) -> Vec<Finding> {
+    let mut findings = scan_definition_with(cache, tool);
     let has_marker = findings.iter().any(|f| f.kind == kind::POISONING);
     for (name, pointer) in optional_carrier_parameters(tool) {
         let (kind_, pattern, severity) = if has_marker {
@@ -162,10 +202,10 @@ impl PhraseRule {
     }
 
     /// Byte span of the first match.
-    fn find(&self, tokens: &[Token]) -> Option<(usize, usize)> {
+    fn find(&self, tokens: &[Token], words: &Words<'_>) -> Option<(usize, usize)> {
         self.phrases
             .iter()
-            .find_map(|p| p.find(tokens))
+            .find_map(|p| p.find_in(words))
             .map(|(a, b)| (tokens[a].start, tokens[b].end))
     }
 }
@@ -416,16 +456,17 @@ fn secret_file_path(lower: &str) -> Option<Span> {
         "wallet.dat",
         ".config/gcloud",
     ];
+    static MATCHER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| AhoCorasick::new(PATHS).ok());
     let word_char = |c: char| c.is_alphanumeric() || c == '_';
     let mut best: Option<Span> = None;
-    for path in PATHS {
-        for (at, _) in lower.match_indices(path) {
-            let before_ok = !path.starts_with(|c: char| c.is_alphanumeric())
-                || !lower[..at].ends_with(word_char);
-            let after_ok = path.ends_with('/') || !lower[at + path.len()..].starts_with(word_char);
-            if before_ok && after_ok && best.is_none_or(|(s, _)| at < s) {
-                best = Some((at, at + path.len()));
-            }
+    let matches = MATCHER.iter().flat_map(|m| m.find_overlapping_iter(lower));
+    for found in matches {
+        let (at, path) = (found.start(), PATHS[found.pattern().as_usize()]);
+        let before_ok =
+            !path.starts_with(|c: char| c.is_alphanumeric()) || !lower[..at].ends_with(word_char);
+        let after_ok = path.ends_with('/') || !lower[found.end()..].starts_with(word_char);
+        if before_ok && after_ok && best.is_none_or(|(s, _)| at < s) {
+            best = Some((at, found.end()));
         }
     }
     best.or_else(|| dotenv_file(lower))
@@ -479,10 +520,10 @@ fn exfil_endpoint(lower: &str) -> Option<Span> {
         "tk", "ml", "ga", "cf", "gq", "xyz", "top", "zip", "mov", "click", "pw", "icu", "buzz",
         "cam", "monster", "rest", "su", "cyou", "sbs", "lol", "onion",
     ];
-    for service in SERVICES {
-        if let Some(at) = lower.find(service) {
-            return Some((at, at + service.len()));
-        }
+    static SERVICE_MATCHER: LazyLock<Option<AhoCorasick>> =
+        LazyLock::new(|| AhoCorasick::new(SERVICES).ok());
+    if let Some(found) = SERVICE_MATCHER.as_ref().and_then(|m| m.find(lower)) {
+        return Some((found.start(), found.end()));
     }
     for scheme in ["http://", "https://"] {
         for (at, _) in lower.match_indices(scheme) {
