@@ -335,7 +335,9 @@ async fn probe_and_record(
         log_verdict(&result.row);
         changes_seen += result.changes.len();
         results.push((index, result));
-        if last_progress.elapsed() >= PROGRESS_INTERVAL {
+        // The first verdict is reported at once (the user sees the run move), later ones at
+        // most every PROGRESS_INTERVAL, which keeps status calls cheap for large fleets.
+        if results.len() == 1 || last_progress.elapsed() >= PROGRESS_INTERVAL {
             last_progress = Instant::now();
             let message = format!(
                 "Checked {}/{total} servers, {changes_seen} changes",

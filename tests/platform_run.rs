@@ -469,7 +469,7 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
         assert_exit(&run_binary(platform_env(&fake, true), &[]).await, 0);
 
         // Every big schema changes (three rows of about 80 kB, more than one push of the
-        // lowered limit can carry), and the first server is slow enough for a progress message.
+        // lowered limit can carry), and every run reports progress after its first server.
         serve_big('b');
         mcp.serve_after(
             "/slow",
