@@ -12,10 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use futures::StreamExt;
-use futures::stream::FuturesUnordered;
 use serde_json::Value;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
 
 use crate::diff::{self, AuthState, Change};
@@ -297,35 +295,44 @@ async fn probe_and_record(
         })
         .collect();
     let server_budget = input.max_server_time;
-    // Every probe is its own task from the start; the semaphore keeps `concurrency` of them on
-    // the network at any time, so recording one outcome never holds up the next probe.
+    // A feeder hands out `concurrency` slots in input order; each probe then runs as its own
+    // task and reports back through a channel, so recording one outcome never holds up the
+    // next probe, and servers late in the list are the ones a run deadline cuts.
     let slots = Arc::new(Semaphore::new(input.concurrency));
-    let mut outcomes: FuturesUnordered<_> = jobs
-        .into_iter()
-        .map(|(target, probe_options)| {
-            let index = target.index;
-            let task = tokio::spawn(probe_one(
-                client.clone(),
-                slots.clone(),
-                target.clone(),
-                probe_options,
-                server_budget,
-                run_deadline,
-            ));
-            async move {
-                task.await.unwrap_or_else(|error| Outcome {
+    let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
+    let feeder_client = client.clone();
+    tokio::spawn(async move {
+        for (target, probe_options) in jobs {
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                break;
+            };
+            let report = report.clone();
+            let client = feeder_client.clone();
+            tokio::spawn(async move {
+                let (index, fallback) = (target.index, target.clone());
+                let probe = probe_one(
+                    client,
+                    slot,
                     target,
+                    probe_options,
+                    server_budget,
+                    run_deadline,
+                );
+                let outcome = tokio::spawn(probe).await.unwrap_or_else(|error| Outcome {
+                    target: fallback,
                     probed: Probed::Crashed(error.to_string()),
                     elapsed: Duration::ZERO,
                     index,
-                })
-            }
-        })
-        .collect();
+                });
+                // The receiver lives until every sender is gone; a failed send cannot happen.
+                let _ = report.send(outcome);
+            });
+        }
+    });
     let mut results = Vec::with_capacity(total);
     let mut changes_seen = 0usize;
     let mut last_progress = Instant::now();
-    while let Some(outcome) = outcomes.next().await {
+    while let Some(outcome) = outcomes.recv().await {
         let index = outcome.index;
         let payer = Payer {
             charging,
@@ -353,21 +360,13 @@ async fn probe_and_record(
 
 async fn probe_one(
     client: net::Client,
-    slots: Arc<Semaphore>,
+    slot: OwnedSemaphorePermit,
     target: Target,
     options: ProbeOptions,
     server_budget: Duration,
     run_deadline: TokioInstant,
 ) -> Outcome {
     let index = target.index;
-    let Ok(slot) = slots.acquire_owned().await else {
-        return Outcome {
-            target,
-            probed: Probed::Crashed("the probe pool was closed".to_string()),
-            elapsed: Duration::ZERO,
-            index,
-        };
-    };
     let started = Instant::now();
     let now = TokioInstant::now();
     if now >= run_deadline {
