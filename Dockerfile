@@ -6,7 +6,9 @@ FROM rust:1.95-slim-trixie AS builder
 WORKDIR /build
 
 # Download the locked dependencies in their own layer; it is reused while Cargo.lock is unchanged.
+# (The manifest declares a bench target, whose file must exist for cargo to read the manifest.)
 COPY Cargo.toml Cargo.lock ./
+COPY benches ./benches
 RUN cargo fetch --locked
 
 COPY . .

@@ -244,3 +244,51 @@ fn output_schema_links_the_dataset_and_the_output_record() {
     assert!(templates.contains(&"{{links.apiDefaultDatasetUrl}}/items"));
     assert!(templates.contains(&"{{links.apiDefaultKeyValueStoreUrl}}/records/OUTPUT"));
 }
+
+/// Copies a file or a folder (recursively) from the project into `dest`, keeping its path.
+fn copy_into(dest: &Path, relative: &str) {
+    let from = root().join(relative);
+    let to = dest.join(relative);
+    if from.is_dir() {
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(&from).unwrap() {
+            let name = entry.unwrap().file_name();
+            copy_into(dest, &format!("{relative}/{}", name.to_string_lossy()));
+        }
+    } else {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&from, &to).unwrap();
+    }
+}
+
+/// The dependency layer works: with only the files the builder copies before `cargo fetch`,
+/// cargo can read the manifest (a declared bench or binary whose file is missing would fail the
+/// image build at that step). Runs `cargo fetch --locked --offline` on those files alone.
+#[test]
+fn the_dependency_layer_has_every_file_cargo_needs() {
+    let instructions = parse_dockerfile(&read("Dockerfile"));
+    let builder = &stages(&instructions)[0];
+    let fetch_at = builder
+        .iter()
+        .position(|i| i.keyword == "RUN" && i.args.starts_with("cargo fetch"))
+        .expect("the builder fetches dependencies in their own layer");
+    let layer = tempfile::tempdir().unwrap();
+    for copy in builder[..fetch_at].iter().filter(|i| i.keyword == "COPY") {
+        let mut parts: Vec<&str> = copy.args.split_whitespace().collect();
+        parts.pop(); // the destination, relative to WORKDIR
+        for source in parts {
+            copy_into(layer.path(), source);
+        }
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = std::process::Command::new(cargo)
+        .args(["fetch", "--locked", "--offline"])
+        .current_dir(layer.path())
+        .output()
+        .expect("run cargo fetch");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
