@@ -24,7 +24,8 @@ use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
 use crate::report::{
-    ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, summarize_tools,
+    ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, mark_repeated_keys,
+    summarize_tools,
 };
 use crate::surface::{DIGEST_ALGORITHM, Surface};
 use crate::targets::{self, BlockedEntry, Planned, Target, TargetRules};
@@ -111,11 +112,14 @@ struct Prepared {
 impl Prepared {
     fn of(mut observation: Observation) -> Result<Self, String> {
         let tools = std::mem::take(&mut observation.tools);
+        let repeated = observation.repeated_keys_by_tool(&tools);
         let surface = Surface::from_tools(observation.identity(), tools)
             .map_err(|error| format!("the tool list is not usable: {error}"))?;
+        let mut summaries = summarize_tools(&surface);
+        mark_repeated_keys(&mut summaries, &repeated);
         Ok(Prepared {
             tool_digest: surface.tool_digest(),
-            summaries: summarize_tools(&surface),
+            summaries,
             observation,
             surface,
         })

@@ -15,7 +15,7 @@ use super::{CliError, ProbeSettings};
 use crate::input::Input;
 use crate::mcp::{self, Era, Observation, ProbeOptions};
 use crate::net::{self, NetConfig, PolicyMode};
-use crate::report::{ToolSummary, summarize_tools};
+use crate::report::{ToolSummary, mark_repeated_keys, summarize_tools};
 use crate::risk::{self, Capability, Finding, Risk};
 use crate::surface::{DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
 use crate::targets::{self, Planned, TargetRules};
@@ -99,6 +99,8 @@ pub struct WireFacts {
     pub resources_total: Option<u64>,
     /// Prompts counted.
     pub prompts_total: Option<u64>,
+    /// `(tool name, pointer)` of object keys the server's answer repeated.
+    pub repeated_keys: Vec<(String, String)>,
 }
 
 impl WireFacts {
@@ -113,6 +115,7 @@ impl WireFacts {
             tools_truncated: observation.tools_truncated,
             resources_total: observation.resources_total,
             prompts_total: observation.prompts_total,
+            repeated_keys: observation.repeated_keys_by_tool(&observation.tools),
         }
     }
 }
@@ -125,7 +128,11 @@ impl Snapshot {
         wire: Option<&WireFacts>,
         observed_at: DateTime<Utc>,
     ) -> Snapshot {
-        let (summaries, server_risk, capabilities) = summarize_tools(surface);
+        let mut summarized = summarize_tools(surface);
+        if let Some(wire) = wire {
+            mark_repeated_keys(&mut summarized, &wire.repeated_keys);
+        }
+        let (summaries, server_risk, capabilities) = summarized;
         let tools: Vec<SnapshotTool> = summaries
             .into_iter()
             .zip(&surface.tools)

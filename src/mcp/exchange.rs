@@ -16,6 +16,7 @@ use super::error::ProbeError;
 use super::jsonrpc::{self, Message, RpcErrorObject};
 use super::sse;
 use crate::net::{Client, HttpResponse, NetError};
+use crate::risk::duplicate_keys;
 
 /// The header that carries the session id of a classic server.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -48,6 +49,10 @@ pub struct Reply {
     pub final_url: Option<Url>,
     /// The decoded body.
     pub body: Body,
+    /// JSON pointers of object members the answer repeated (`{"a":1,"a":2}`). JSON parsers keep
+    /// one copy silently and clients disagree on which, so a repeated key can hide text. Only
+    /// looked for in `tools/list` answers.
+    pub repeated_keys: Vec<String>,
 }
 
 impl Reply {
@@ -98,6 +103,7 @@ impl Reply {
             session_id: None,
             final_url: None,
             body,
+            repeated_keys: Vec::new(),
         }
     }
 }
@@ -175,7 +181,11 @@ impl<'a> Wire<'a> {
         let body = jsonrpc::request(id, method, params);
         let response = self.send_post(url, headers, body).await?;
         let decoded = decode_body(&response, &Value::from(id));
-        Ok(reply(&response, decoded))
+        let mut answer = reply(&response, decoded);
+        if method == "tools/list" {
+            answer.repeated_keys = repeated_keys(&response);
+        }
+        Ok(answer)
     }
 
     /// POSTs a notification; the answer's body is not decoded.
@@ -234,6 +244,20 @@ fn reply(response: &HttpResponse, body: Body) -> Reply {
         session_id: response.header(SESSION_HEADER).map(str::to_string),
         final_url: Some(response.final_url.clone()),
         body,
+        repeated_keys: Vec::new(),
+    }
+}
+
+/// Pointers of repeated object members in the JSON texts of a response (the whole body, or
+/// each event of an event stream).
+fn repeated_keys(response: &HttpResponse) -> Vec<String> {
+    if response.content_type() == "text/event-stream" {
+        sse::decode(&response.body)
+            .iter()
+            .flat_map(|event| duplicate_keys(&event.data))
+            .collect()
+    } else {
+        duplicate_keys(&String::from_utf8_lossy(&response.body))
     }
 }
 

@@ -82,6 +82,9 @@ pub struct Observation {
     pub tools: Vec<Value>,
     /// True when tools were left out: more than `max_tools`, or more pages than `max_pages`.
     pub tools_truncated: bool,
+    /// `(index in tools, pointer inside that tool)` of every object key the server's answer
+    /// repeated; such a definition can show different text to different clients.
+    pub repeated_tool_keys: Vec<(usize, String)>,
     /// Resources counted over at most `max_pages` pages; `None` when not asked, not declared or
     /// the listing failed.
     pub resources_total: Option<u64>,
@@ -96,6 +99,18 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// `repeated_tool_keys` with each index turned into the tool's name (`tools` is the
+    /// observation's tool list, possibly already taken out of it).
+    pub fn repeated_keys_by_tool(&self, tools: &[Value]) -> Vec<(String, String)> {
+        self.repeated_tool_keys
+            .iter()
+            .filter_map(|(index, pointer)| {
+                let name = tools.get(*index)?.get("name")?.as_str()?;
+                Some((name.to_string(), pointer.clone()))
+            })
+            .collect()
+    }
+
     /// Who the server says it is, as the surface model records it.
     pub fn identity(&self) -> ServerIdentity {
         let text = |key: &str| {
@@ -276,6 +291,7 @@ async fn read_surface(
             .map(str::to_string),
         capabilities,
         tools: tools.items,
+        repeated_tool_keys: tools.repeated_keys,
         tools_truncated: tools.truncated,
         resources_total,
         prompts_total,
@@ -612,6 +628,17 @@ fn modern_headers(version: &str, method: &str) -> HeaderMap {
 struct Listing {
     items: Vec<Value>,
     truncated: bool,
+    /// `(item index, pointer inside the item)` of every key an answer repeated.
+    repeated_keys: Vec<(usize, String)>,
+}
+
+/// Splits a pointer into a JSON-RPC answer, such as `/result/tools/3/description`, into the
+/// item index and the pointer inside that item (`3`, `/description`).
+fn item_pointer(pointer: &str, key: &str) -> Option<(usize, String)> {
+    let marker = format!("/result/{key}/");
+    let rest = &pointer[pointer.find(&marker)? + marker.len()..];
+    let (index, inner) = rest.split_once('/').unwrap_or((rest, ""));
+    Some((index.parse().ok()?, format!("/{inner}")))
 }
 
 /// A server after its handshake: how every later request is addressed.
@@ -648,15 +675,24 @@ impl Session<'_, '_> {
     }
 
     /// Sends one request and returns its result.
-    async fn call(&self, method: &str, cursor: Option<&str>) -> Result<Value, ProbeError> {
+    /// Sends one request; returns its result and the pointers of keys its answer repeated
+    /// (looked for in `tools/list` answers over Streamable HTTP).
+    async fn call(
+        &self,
+        method: &str,
+        cursor: Option<&str>,
+    ) -> Result<(Value, Vec<String>), ProbeError> {
         let params = self.params(cursor);
         match self.legacy {
-            Some(legacy) => legacy.call(method, params).await,
-            None => self
-                .wire
-                .request(&self.url, self.headers(method), method, params)
-                .await?
-                .into_result(),
+            Some(legacy) => Ok((legacy.call(method, params).await?, Vec::new())),
+            None => {
+                let reply = self
+                    .wire
+                    .request(&self.url, self.headers(method), method, params)
+                    .await?;
+                let repeated = reply.repeated_keys.clone();
+                Ok((reply.into_result()?, repeated))
+            }
         }
     }
 
@@ -672,12 +708,20 @@ impl Session<'_, '_> {
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..options.max_pages.max(1) {
-            let result = self.call(method, cursor.as_deref()).await?;
+            let (result, repeated) = self.call(method, cursor.as_deref()).await?;
             let Some(items) = result.get(key).and_then(Value::as_array) else {
                 return Err(ProbeError::NotJson(format!(
                     "the {method} result has no {key} array"
                 )));
             };
+            let offset = listing.items.len();
+            listing.repeated_keys.extend(
+                repeated
+                    .iter()
+                    .filter_map(|pointer| item_pointer(pointer, key))
+                    .map(|(index, inner)| (offset + index, inner))
+                    .filter(|(index, _)| *index < offset + items.len()),
+            );
             for item in items {
                 if listing.items.len() == options.max_tools {
                     listing.truncated = true;
@@ -719,6 +763,24 @@ mod tests {
     use super::*;
     use crate::net::NetConfig;
     use std::time::Duration;
+
+    #[test]
+    fn repeated_key_pointers_map_to_the_item_and_its_inside() {
+        let cases = [
+            ("/result/tools/3/description", Some((3, "/description"))),
+            (
+                "/0/result/tools/12/inputSchema/properties/a",
+                Some((12, "/inputSchema/properties/a")),
+            ),
+            ("/result/tools/0", Some((0, "/"))),
+            ("/result/nextCursor", None),
+            ("/result/tools/x/name", None),
+        ];
+        for (pointer, expected) in cases {
+            let got = item_pointer(pointer, "tools");
+            assert_eq!(got, expected.map(|(i, p)| (i, p.to_string())), "{pointer}");
+        }
+    }
 
     #[test]
     fn the_probe_future_can_be_spawned() {

@@ -90,6 +90,20 @@ impl ToolSummary {
 /// Per-tool summaries, the server's risk, and capability → tool names.
 pub type ToolSummaries = (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>);
 
+/// Adds a `duplicate_key` finding (a poisoning marker) to each named tool whose served JSON
+/// repeated an object key, raising that tool's risk and the server's to high. `repeated` holds
+/// `(tool name, pointer inside the tool)`.
+pub fn mark_repeated_keys(summaries: &mut ToolSummaries, repeated: &[(String, String)]) {
+    let (tools, server_risk, _) = summaries;
+    for (name, pointer) in repeated {
+        if let Some(tool) = tools.iter_mut().find(|t| &t.name == name) {
+            tool.findings.push(risk::duplicate_key_finding(pointer));
+            tool.risk = Risk::High;
+            *server_risk = Risk::High;
+        }
+    }
+}
+
 /// The per-tool summaries of a surface plus the server-level risk and capability map. A
 /// poisoning marker in the server's instructions makes the server's risk high as well.
 pub fn summarize_tools(surface: &Surface) -> ToolSummaries {

@@ -32,15 +32,20 @@ pub fn duplicate_keys(json_text: &str) -> Vec<String> {
 /// `json_text`'s root.
 pub fn duplicate_key_findings(json_text: &str) -> Vec<Finding> {
     duplicate_keys(json_text)
-        .into_iter()
-        .map(|pointer| Finding {
-            kind: kind::DUPLICATE_KEY.to_string(),
-            pattern: "duplicate_key".to_string(),
-            excerpt: last_segment(&pointer),
-            pointer,
-            severity: Risk::High,
-        })
+        .iter()
+        .map(|pointer| duplicate_key_finding(pointer))
         .collect()
+}
+
+/// The `duplicate_key` finding (severity `high`) for one repeated member at `pointer`.
+pub fn duplicate_key_finding(pointer: &str) -> Finding {
+    Finding::new(
+        kind::DUPLICATE_KEY,
+        "duplicate_key",
+        pointer,
+        last_segment(pointer),
+        Risk::High,
+    )
 }
 
 fn last_segment(pointer: &str) -> String {

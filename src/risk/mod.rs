@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use capability::{Capability, Evidence};
-pub use dupkeys::{duplicate_key_findings, duplicate_keys};
+pub use dupkeys::{duplicate_key_finding, duplicate_key_findings, duplicate_keys};
 pub use identity::{IdentitySignal, identity_signal};
 pub use poison::{ScanCache, scan_definition, scan_server_instructions, scan_text};
 pub use quality::{EffectiveHints, SchemaSummary};
