@@ -87,6 +87,12 @@ impl ToolSummary {
     }
 }
 
+/// Revision of what [`summarize_tools`] computes. Insight cached by an earlier run is reused only
+/// when it was computed at this revision: bump it whenever a code change can alter any summary
+/// (hashes, hints, capabilities, risk, findings). `tests/insight_fingerprint.rs` fails until
+/// that is done.
+pub const INSIGHT_REVISION: u32 = 1;
+
 /// Per-tool summaries, the server's risk, and capability → tool names.
 pub type ToolSummaries = (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>);
 
