@@ -36,6 +36,44 @@ pub fn canonicalize(v: &Value) -> Result<Vec<u8>, CanonError> {
     Ok(out)
 }
 
+/// Appends the RFC 8785 canonical UTF-8 bytes of `v` to `out` (lets callers build one buffer
+/// from several values without copying them into a new `Value`). On error `out` may hold a
+/// partial value.
+pub fn canonicalize_into(v: &Value, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    check_depth(v)?;
+    write_value(v, out)
+}
+
+/// Appends the canonical bytes of the object `map`, writing the member `key` as the given
+/// canonical bytes instead of serializing its value again. Callers that already hold the
+/// canonical form of one large member (a tool's `inputSchema`) hash the whole object without a
+/// second pass over it. `spliced` must be the canonical form of `map[key]`.
+pub fn canonicalize_object_splicing(
+    map: &Map<String, Value>,
+    key: &str,
+    spliced: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), CanonError> {
+    for (name, value) in map {
+        if name != key {
+            check_depth(value)?;
+        }
+    }
+    write_object_with(map, out, |name, value, out| {
+        if name == key {
+            out.extend_from_slice(spliced);
+            Ok(())
+        } else {
+            write_value(value, out)
+        }
+    })
+}
+
+/// Appends the canonical form of the JSON string `s` (quotes included).
+pub fn canonicalize_str_into(s: &str, out: &mut Vec<u8>) {
+    write_string(s, out);
+}
+
 /// Returns the canonical form of `v` as a `String` (convenience for tests and display).
 pub fn canonical_string(v: &Value) -> Result<String, CanonError> {
     let bytes = canonicalize(v)?;
@@ -93,6 +131,15 @@ fn write_value(v: &Value, out: &mut Vec<u8>) -> Result<(), CanonError> {
 }
 
 fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) -> Result<(), CanonError> {
+    write_object_with(map, out, |_, value, out| write_value(value, out))
+}
+
+/// Writes `map`'s members in RFC 8785 key order, each value through `write_member`.
+fn write_object_with(
+    map: &Map<String, Value>,
+    out: &mut Vec<u8>,
+    mut write_member: impl FnMut(&str, &Value, &mut Vec<u8>) -> Result<(), CanonError>,
+) -> Result<(), CanonError> {
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     entries.sort_by(|a, b| cmp_utf16(a.0, b.0));
     out.push(b'{');
@@ -102,7 +149,7 @@ fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) -> Result<(), Canon
         }
         write_string(key, out);
         out.push(b':');
-        write_value(value, out)?;
+        write_member(key, value, out)?;
     }
     out.push(b'}');
     Ok(())
@@ -111,11 +158,11 @@ fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) -> Result<(), Canon
 /// Writes a number as ECMAScript `Number.prototype.toString` would print the same double.
 fn write_number(n: &Number, out: &mut Vec<u8>) -> Result<(), CanonError> {
     if let Some(u) = n.as_u64().filter(|u| *u <= MAX_SAFE_INTEGER) {
-        out.extend_from_slice(u.to_string().as_bytes());
+        write_integer(u, false, out);
         return Ok(());
     }
     if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER) {
-        out.extend_from_slice(i.to_string().as_bytes());
+        write_integer(i.unsigned_abs(), i < 0, out);
         return Ok(());
     }
     // Everything else is a double in the JSON data model of RFC 8785 (large integers lose
@@ -129,6 +176,25 @@ fn write_number(n: &Number, out: &mut Vec<u8>) -> Result<(), CanonError> {
         .map_err(|_| CanonError::BadNumber(n.to_string()))?;
     out.extend_from_slice(&text);
     Ok(())
+}
+
+/// Writes a safe integer in decimal without allocating.
+fn write_integer(magnitude: u64, negative: bool, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = magnitude;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if negative {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// Writes a JSON string with the minimal escaping of RFC 8785 §3.2.2.2.

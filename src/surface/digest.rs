@@ -21,8 +21,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub fn hash_value(v: &Value) -> String {
     match canon::canonicalize(v) {
         Ok(bytes) => sha256_hex(&bytes),
-        Err(err) => sha256_hex(uncanonicalizable_marker(&err).as_bytes()),
+        Err(err) => uncanonicalizable_hash(&err),
     }
+}
+
+/// The digest that stands for a value without a canonical form.
+pub(crate) fn uncanonicalizable_hash(err: &CanonError) -> String {
+    sha256_hex(uncanonicalizable_marker(err).as_bytes())
 }
 
 /// Like [`hash_value`] but reports a value that has no canonical form.

@@ -147,8 +147,19 @@ impl Surface {
     /// Digest of the whole tool surface: the hash of the array of raw tool objects in name
     /// order, so the order in which the server lists tools does not matter.
     pub fn tool_digest(&self) -> String {
-        let tools: Vec<Value> = self.tools.iter().map(|t| t.raw.clone()).collect();
-        hash_value(&Value::Array(tools))
+        let mut bytes = Vec::with_capacity(64 * 1024);
+        bytes.push(b'[');
+        for (i, tool) in self.tools.iter().enumerate() {
+            if i > 0 {
+                bytes.push(b',');
+            }
+            if let Err(error) = canon::canonicalize_into(&tool.raw, &mut bytes) {
+                // Surfaces refuse uncanonicalizable tools; kept total for safety.
+                return digest::uncanonicalizable_hash(&error);
+            }
+        }
+        bytes.push(b']');
+        sha256_hex(&bytes)
     }
 
     /// The tool with this name.
@@ -255,6 +266,9 @@ mod tests {
         .unwrap();
         assert_eq!(a.tool_digest(), b.tool_digest());
         assert_ne!(a.tool_digest(), c.tool_digest());
+        // By definition: the hash of the array of raw tools in name order.
+        let raws = json!([{"name": "a", "title": "x"}, {"name": "b"}]);
+        assert_eq!(c.tool_digest(), hash_value(&raws));
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! One tool as served, and the digests derived from it.
 
 use super::annotations::EffectiveAnnotations;
-use super::digest::{hash_value, sha256_hex};
+use super::canon::{
+    CanonError, canonicalize_into, canonicalize_object_splicing, canonicalize_str_into,
+};
+use super::digest::{hash_value, sha256_hex, uncanonicalizable_hash};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 /// One tool of a `tools/list` result. `raw` is the tool object exactly as served (unknown fields
 /// included); everything else is read from it on demand, so nothing the server sent is lost.
@@ -80,28 +83,88 @@ impl Tool {
     }
 
     /// Every digest of this tool.
+    ///
+    /// The input schema, usually most of a tool's bytes, is canonicalized once and its bytes
+    /// are reused in the contract, schema and raw pre-images. A value without a canonical form
+    /// (only possible for a tool built outside [`super::Surface`], which refuses such tools)
+    /// gives every digest derived from it the marker hash of [`super::hash_value`].
     pub fn digests(&self) -> ToolDigests {
-        let description = self.raw.get("description").cloned().unwrap_or(Value::Null);
-        let input_schema = self.input_schema().cloned().unwrap_or(Value::Null);
-        let pin_description = self.description().unwrap_or("").to_owned();
-        let pin_schema = self.input_schema().cloned().unwrap_or_else(|| json!({}));
-        let mut schema_pre_image = Map::new();
-        schema_pre_image.insert("name".into(), Value::String(self.name.clone()));
-        schema_pre_image.insert("inputSchema".into(), pin_schema);
-        let mut contract_pre_image = schema_pre_image.clone();
-        contract_pre_image.insert("description".into(), Value::String(pin_description.clone()));
+        let description = self.raw.get("description").unwrap_or(&Value::Null);
+        let pin_description = self.description().unwrap_or("");
         let annotations = serde_json::to_value(self.effective_annotations()).unwrap_or(Value::Null);
+        let canonical = self.canonical_digests().unwrap_or_else(|error| {
+            let marker = uncanonicalizable_hash(&error);
+            CanonicalDigests {
+                input_schema_hash: marker.clone(),
+                contract_hash: marker.clone(),
+                schema_hash: marker.clone(),
+                raw_hash: marker,
+            }
+        });
         ToolDigests {
-            description_hash: hash_value(&description),
-            input_schema_hash: hash_value(&input_schema),
+            description_hash: hash_value(description),
+            input_schema_hash: canonical.input_schema_hash,
             output_schema_hash: self.output_schema().map(hash_value),
             annotations_hash: hash_value(&annotations),
-            contract_hash: hash_value(&Value::Object(contract_pre_image)),
-            schema_hash: hash_value(&Value::Object(schema_pre_image)),
+            contract_hash: canonical.contract_hash,
+            schema_hash: canonical.schema_hash,
             prose_hash: sha256_hex(pin_description.as_bytes()),
-            raw_hash: hash_value(&self.raw),
+            raw_hash: canonical.raw_hash,
         }
     }
+
+    /// The digests whose pre-image contains the input schema, from one canonical pass over it.
+    /// The pin pre-images substitute `""` for a missing description and `{}` for a missing
+    /// input schema; their keys in RFC 8785 order are `description`, `inputSchema`, `name`.
+    fn canonical_digests(&self) -> Result<CanonicalDigests, CanonError> {
+        let schema = self.input_schema();
+        let mut schema_bytes = Vec::with_capacity(1024);
+        canonicalize_into(schema.unwrap_or(&Value::Null), &mut schema_bytes)?;
+        let pin_schema: &[u8] = if schema.is_some() {
+            &schema_bytes
+        } else {
+            b"{}"
+        };
+        let mut name = Vec::with_capacity(self.name.len() + 2);
+        canonicalize_str_into(&self.name, &mut name);
+        let mut pre_image = Vec::with_capacity(schema_bytes.len() + 256);
+        pre_image.extend_from_slice(b"{\"inputSchema\":");
+        pre_image.extend_from_slice(pin_schema);
+        pre_image.extend_from_slice(b",\"name\":");
+        pre_image.extend_from_slice(&name);
+        pre_image.push(b'}');
+        let schema_hash = sha256_hex(&pre_image);
+        pre_image.clear();
+        pre_image.extend_from_slice(b"{\"description\":");
+        canonicalize_str_into(self.description().unwrap_or(""), &mut pre_image);
+        pre_image.extend_from_slice(b",\"inputSchema\":");
+        pre_image.extend_from_slice(pin_schema);
+        pre_image.extend_from_slice(b",\"name\":");
+        pre_image.extend_from_slice(&name);
+        pre_image.push(b'}');
+        let contract_hash = sha256_hex(&pre_image);
+        pre_image.clear();
+        match (&self.raw, schema) {
+            (Value::Object(map), Some(_)) => {
+                canonicalize_object_splicing(map, "inputSchema", &schema_bytes, &mut pre_image)?
+            }
+            (raw, _) => canonicalize_into(raw, &mut pre_image)?,
+        }
+        Ok(CanonicalDigests {
+            input_schema_hash: sha256_hex(&schema_bytes),
+            contract_hash,
+            schema_hash,
+            raw_hash: sha256_hex(&pre_image),
+        })
+    }
+}
+
+/// The digests of [`Tool::canonical_digests`].
+struct CanonicalDigests {
+    input_schema_hash: String,
+    contract_hash: String,
+    schema_hash: String,
+    raw_hash: String,
 }
 
 #[cfg(test)]
@@ -111,6 +174,60 @@ mod tests {
     fn tool(raw: Value) -> Tool {
         let name = raw["name"].as_str().unwrap().to_owned();
         Tool { name, raw }
+    }
+
+    /// The digests as their definition states them: each pre-image built as a `Value` and
+    /// canonicalized on its own. The fast path must agree with it.
+    fn reference_digests(t: &Tool) -> ToolDigests {
+        use serde_json::{Map, json};
+        let description = t.raw.get("description").cloned().unwrap_or(Value::Null);
+        let input_schema = t.input_schema().cloned().unwrap_or(Value::Null);
+        let pin_description = t.description().unwrap_or("").to_owned();
+        let pin_schema = t.input_schema().cloned().unwrap_or_else(|| json!({}));
+        let mut schema_pre_image = Map::new();
+        schema_pre_image.insert("name".into(), Value::String(t.name.clone()));
+        schema_pre_image.insert("inputSchema".into(), pin_schema);
+        let mut contract_pre_image = schema_pre_image.clone();
+        contract_pre_image.insert("description".into(), Value::String(pin_description.clone()));
+        let annotations = serde_json::to_value(t.effective_annotations()).unwrap();
+        ToolDigests {
+            description_hash: hash_value(&description),
+            input_schema_hash: hash_value(&input_schema),
+            output_schema_hash: t.output_schema().map(hash_value),
+            annotations_hash: hash_value(&annotations),
+            contract_hash: hash_value(&Value::Object(contract_pre_image)),
+            schema_hash: hash_value(&Value::Object(schema_pre_image)),
+            prose_hash: sha256_hex(pin_description.as_bytes()),
+            raw_hash: hash_value(&t.raw),
+        }
+    }
+
+    #[test]
+    fn digests_agree_with_their_definition() {
+        let cases = [
+            serde_json::json!({"name": "bare"}),
+            serde_json::json!({"name": "nulls", "description": null, "inputSchema": null}),
+            serde_json::json!({"name": "odd", "description": 5, "inputSchema": [1, "a"]}),
+            serde_json::json!({"name": "q\"uote\n", "description": "d\u{1}\u{e9}😀",
+                "inputSchema": {"type": "object", "properties": {"ﬁ": {"minimum": 1.5e300}, "a": {"default": -7}}},
+                "outputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true},
+                "_meta": {"z": [true, null]}, "title": "T", "aaa": 1, "zzz": {"b": 2, "a": 1}}),
+        ];
+        for raw in cases {
+            let t = tool(raw);
+            assert_eq!(t.digests(), reference_digests(&t), "{}", t.raw);
+        }
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/fixtures/github-mcp-server/v1.6.0.json");
+        let Ok(text) = std::fs::read_to_string(&dir) else {
+            println!("SKIP: fixture {} not found", dir.display());
+            return;
+        };
+        let value: Value = serde_json::from_str(&text).unwrap();
+        for raw in value["tools"].as_array().unwrap() {
+            let t = tool(raw.clone());
+            assert_eq!(t.digests(), reference_digests(&t), "{}", t.name);
+        }
     }
 
     /// Published pins of rugsnare `corpus/05-key-reorder` (peers.md §2.3).
