@@ -223,10 +223,15 @@ impl Checker {
     }
 
     fn ledger_name(&mut self, map: &Map<String, Value>) -> String {
-        let rule = "must be 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( )";
+        let rule = "must be 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( ), \
+                    and must not start with \"surface-\" or \"insight.\" (reserved for the ledger's own records)";
         match map.get("ledger_name") {
             None | Some(Value::Null) => "DEFAULT".to_string(),
-            Some(Value::String(name)) if is_valid_record_key(name) => name.clone(),
+            Some(Value::String(name))
+                if is_valid_record_key(name) && !crate::ledger::is_reserved_name(name) =>
+            {
+                name.clone()
+            }
             Some(Value::String(name)) => {
                 self.refuse("ledger_name", format!("{rule} (got {name:?})"));
                 String::new()
@@ -544,6 +549,19 @@ mod tests {
         assert_eq!(input.fail_on, FailOn::Breaking);
         let err = Input::from_value(Some(&json!({"allowed_hosts": ["not a host"]}))).unwrap_err();
         assert_eq!(err.fields(), vec!["allowed_hosts"]);
+    }
+
+    #[test]
+    fn ledger_names_of_the_ledgers_own_records_are_refused() {
+        for name in ["surface-abc", "insight.DEFAULT", "insight."] {
+            let err = Input::from_value(Some(&json!({"ledger_name": name}))).unwrap_err();
+            assert_eq!(err.fields(), vec!["ledger_name"], "{name}");
+            assert!(err.to_string().contains("reserved"), "{err}");
+        }
+        for name in ["surfaces", "insight", "my-insight.x", "surface_1"] {
+            let input = Input::from_value(Some(&json!({"ledger_name": name}))).unwrap();
+            assert_eq!(input.ledger_name, name);
+        }
     }
 
     #[test]

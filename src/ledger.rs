@@ -32,6 +32,16 @@ pub const LEDGER_FORMAT: u32 = 1;
 pub const MAX_SERVERS: usize = 500;
 /// The most history items kept per server.
 pub const MAX_HISTORY: usize = 50;
+/// Key prefix of the stored surface records.
+pub const SURFACE_KEY_PREFIX: &str = "surface-";
+/// Key prefix of the insight cache records ([`crate::insight`]).
+pub const INSIGHT_KEY_PREFIX: &str = "insight.";
+
+/// Whether `ledger_name` would share its key with a surface or insight record of the same
+/// store; such names are refused as input.
+pub fn is_reserved_name(ledger_name: &str) -> bool {
+    ledger_name.starts_with(SURFACE_KEY_PREFIX) || ledger_name.starts_with(INSIGHT_KEY_PREFIX)
+}
 
 /// Failures of loading or saving the ledger.
 #[derive(Debug, thiserror::Error)]
@@ -155,7 +165,7 @@ impl StoredSurface {
             "tool_digest": tool_digest,
         });
         let digest = hash_value(&content);
-        format!("surface-{}", &digest[..40.min(digest.len())])
+        format!("{SURFACE_KEY_PREFIX}{}", &digest[..40.min(digest.len())])
     }
 
     /// Rebuilds the surface model.

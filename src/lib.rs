@@ -18,6 +18,8 @@
 //! - [`platform`]: storage backends (local files, Apify API), charging, status messages.
 //! - [`report`]: the dataset rows exactly as specified.
 //! - [`run`]: the orchestration of one Actor run.
+//! - [`insight`]: per-surface insight cached across runs, so an unchanged surface is not
+//!   assessed again.
 //! - [`reason`]: the reason codes, mapped from every error in one place.
 //! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
@@ -27,6 +29,7 @@ pub mod cli;
 pub mod diff;
 pub mod gate;
 pub mod input;
+pub mod insight;
 pub mod ledger;
 pub mod mcp;
 pub mod net;

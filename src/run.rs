@@ -12,16 +12,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
 
 use crate::diff::{self, AuthState, Change};
 use crate::input::{Input, InputError};
+use crate::insight::InsightCache;
 use crate::ledger::{Ledger, LedgerError, StoredSurface, Update};
 use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
-use crate::platform::{Charging, Record, Storage, StorageError, Store};
+use crate::platform::{Charging, Item, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
 use crate::report::{
     ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, mark_repeated_keys,
@@ -106,23 +106,46 @@ struct Prepared {
     observation: Observation,
     surface: Surface,
     tool_digest: String,
-    summaries: ToolSummaries,
+    /// Key of the stored surface record ([`StoredSurface::key_for`]).
+    surface_key: String,
+    /// The surface's insight, as cached (no duplicate-key findings).
+    insight: Arc<ToolSummaries>,
+    /// `(tool name, pointer)` of every object key the served JSON repeated.
+    repeated_keys: Vec<(String, String)>,
 }
 
+/// Insight an earlier run computed, with the surface key it belongs to.
+type CachedInsight = (String, Arc<ToolSummaries>);
+
 impl Prepared {
-    fn of(mut observation: Observation) -> Result<Self, String> {
+    /// Builds the surface and its insight; the cached insight is reused when the surface key
+    /// is the one it was computed for.
+    fn of(mut observation: Observation, cached: Option<CachedInsight>) -> Result<Self, String> {
         let tools = std::mem::take(&mut observation.tools);
-        let repeated = observation.repeated_keys_by_tool(&tools);
+        let repeated_keys = observation.repeated_keys_by_tool(&tools);
         let surface = Surface::from_tools(observation.identity(), tools)
             .map_err(|error| format!("the tool list is not usable: {error}"))?;
-        let mut summaries = summarize_tools(&surface);
-        mark_repeated_keys(&mut summaries, &repeated);
+        let tool_digest = surface.tool_digest();
+        let surface_key = StoredSurface::key_for(&surface.identity, &tool_digest);
+        let insight = match cached {
+            Some((key, insight)) if key == surface_key => insight,
+            _ => Arc::new(summarize_tools(&surface)),
+        };
         Ok(Prepared {
-            tool_digest: surface.tool_digest(),
-            summaries,
+            tool_digest,
+            surface_key,
+            insight,
+            repeated_keys,
             observation,
             surface,
         })
+    }
+
+    /// The summaries for the row: the insight plus this answer's duplicate-key findings.
+    fn row_summaries(&self) -> ToolSummaries {
+        let mut summaries = self.insight.as_ref().clone();
+        mark_repeated_keys(&mut summaries, &self.repeated_keys);
+        summaries
     }
 }
 
@@ -140,6 +163,8 @@ struct ServerResult {
     /// The changes that become rows (already filtered by `alert_on`).
     changes: Vec<Change>,
     surface_write: Option<(String, Record)>,
+    /// The insight of the surface the ledger entry now names, for the cache.
+    insight: Option<CachedInsight>,
 }
 
 /// The pay-per-event events of seed 000.
@@ -176,6 +201,7 @@ pub async fn run(
     };
     let planned = targets::plan(&input.servers, &rules);
     let mut ledger = Ledger::load(storage, &input.ledger_name).await?;
+    let mut insight = InsightCache::load(storage, &input.ledger_name).await;
     let config = NetConfig::new(
         input.request_timeout,
         input.max_redirects,
@@ -202,21 +228,21 @@ pub async fn run(
     for target in &over_budget {
         results.push((target.index, over_budget_result(target, &ledger, now)));
     }
-    let probed = probe_and_record(
-        storage,
-        charging,
-        &client,
-        &input,
-        &options,
-        &mut ledger,
-        probe_targets,
-        now,
-    )
-    .await?;
+    let jobs = probe_jobs(&input, &options, &ledger, &insight, probe_targets);
+    let probed =
+        probe_and_record(storage, charging, &client, &input, &mut ledger, jobs, now).await?;
     results.extend(probed);
     results.sort_by_key(|(index, _)| *index);
     let results = results.into_iter().map(|(_, result)| result).collect();
-    finish(storage, charging, &mut ledger, &input, results).await
+    finish(
+        storage,
+        charging,
+        &mut ledger,
+        &mut insight,
+        &input,
+        results,
+    )
+    .await
 }
 
 /// Splits the usable targets into those the budget lets us read and those it does not.
@@ -269,35 +295,59 @@ async fn read_input(storage: &impl Storage, options: &RunOptions) -> Result<Inpu
     }
 }
 
+/// One server to probe, with what the ledger already knows about it.
+struct Job {
+    target: Target,
+    options: ProbeOptions,
+    cached: Option<CachedInsight>,
+}
+
+/// The probe jobs in input order: the era that worked last time is tried first, and the
+/// insight of the surface the ledger names goes along for reuse.
+fn probe_jobs(
+    input: &Input,
+    options: &RunOptions,
+    ledger: &Ledger,
+    insight: &InsightCache,
+    targets: Vec<Target>,
+) -> Vec<Job> {
+    targets
+        .into_iter()
+        .map(|target| {
+            let entry = ledger.entry(target.key());
+            let cached = entry
+                .and_then(|e| e.surface_key.as_ref())
+                .and_then(|key| insight.get(key).map(|found| (key.clone(), found)));
+            let options = ProbeOptions {
+                count_resources_and_prompts: input.count_resources_and_prompts,
+                preferred_era: entry.and_then(|e| e.era),
+                force_era: options.force_era,
+                probe_oauth_metadata: input.probe_oauth_metadata,
+                ..ProbeOptions::default()
+            };
+            Job {
+                target,
+                options,
+                cached,
+            }
+        })
+        .collect()
+}
+
 /// Probes every target with at most `concurrency` in flight, under both deadlines, and records
 /// each outcome as soon as it arrives. Probes run as their own tasks, so recording one server
 /// never holds up the others.
-#[allow(clippy::too_many_arguments)]
 async fn probe_and_record(
     storage: &impl Storage,
     charging: &Charging,
     client: &net::Client,
     input: &Input,
-    options: &RunOptions,
     ledger: &mut Ledger,
-    targets: Vec<Target>,
+    jobs: Vec<Job>,
     now: DateTime<Utc>,
 ) -> Result<Vec<(usize, ServerResult)>, RunError> {
     let run_deadline = TokioInstant::now() + input.max_run_time;
-    let total = targets.len();
-    let jobs: Vec<(Target, ProbeOptions)> = targets
-        .into_iter()
-        .map(|target| {
-            let probe_options = ProbeOptions {
-                count_resources_and_prompts: input.count_resources_and_prompts,
-                preferred_era: ledger.entry(target.key()).and_then(|e| e.era),
-                force_era: options.force_era,
-                probe_oauth_metadata: input.probe_oauth_metadata,
-                ..ProbeOptions::default()
-            };
-            (target, probe_options)
-        })
-        .collect();
+    let total = jobs.len();
     let server_budget = input.max_server_time;
     // A feeder hands out `concurrency` slots in input order; each probe then runs as its own
     // task and reports back through a channel, so recording one outcome never holds up the
@@ -306,22 +356,15 @@ async fn probe_and_record(
     let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
     let feeder_client = client.clone();
     tokio::spawn(async move {
-        for (target, probe_options) in jobs {
+        for job in jobs {
             let Ok(slot) = slots.clone().acquire_owned().await else {
                 break;
             };
             let report = report.clone();
             let client = feeder_client.clone();
             tokio::spawn(async move {
-                let (index, fallback) = (target.index, target.clone());
-                let probe = probe_one(
-                    client,
-                    slot,
-                    target,
-                    probe_options,
-                    server_budget,
-                    run_deadline,
-                );
+                let (index, fallback) = (job.target.index, job.target.clone());
+                let probe = probe_one(client, slot, job, server_budget, run_deadline);
                 let outcome = tokio::spawn(probe).await.unwrap_or_else(|error| Outcome {
                     target: fallback,
                     probed: Probed::Crashed(error.to_string()),
@@ -365,11 +408,15 @@ async fn probe_and_record(
 async fn probe_one(
     client: net::Client,
     slot: OwnedSemaphorePermit,
-    target: Target,
-    options: ProbeOptions,
+    job: Job,
     server_budget: Duration,
     run_deadline: TokioInstant,
 ) -> Outcome {
+    let Job {
+        target,
+        options,
+        cached,
+    } = job;
     let index = target.index;
     let started = Instant::now();
     let now = TokioInstant::now();
@@ -387,7 +434,7 @@ async fn probe_one(
         match tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await {
             Ok(Ok(observation)) => {
                 drop(slot); // the network part is done: let the next server start
-                match Prepared::of(observation) {
+                match Prepared::of(observation, cached) {
                     Ok(prepared) => Probed::Read(Box::new(prepared)),
                     Err(problem) => Probed::Unusable(problem),
                 }
@@ -415,6 +462,7 @@ fn blocked_result(blocked: &BlockedEntry, now: DateTime<Utc>) -> ServerResult {
         },
         changes: Vec::new(),
         surface_write: None,
+        insight: None,
     }
 }
 
@@ -437,6 +485,7 @@ fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> S
         },
         changes: Vec::new(),
         surface_write: None,
+        insight: None,
     }
 }
 
@@ -561,6 +610,7 @@ async fn record_outcome(
         },
         changes: Vec::new(),
         surface_write: None,
+        insight: None,
     })
 }
 
@@ -573,11 +623,14 @@ async fn record_readable(
     prepared: Prepared,
     now: DateTime<Utc>,
 ) -> Result<ServerResult, RunError> {
+    let (tools, risk, capabilities) = prepared.row_summaries();
     let Prepared {
         observation,
         surface,
         tool_digest: digest,
-        summaries: (tools, risk, capabilities),
+        surface_key,
+        insight,
+        ..
     } = prepared;
     let auth = AuthState {
         auth_required: false,
@@ -617,7 +670,6 @@ async fn record_readable(
     } else {
         status
     };
-    let surface_key = StoredSurface::key_for(&surface.identity, &digest);
     let needs_write = !deferred
         && ledger
             .entry(&row.server_url)
@@ -630,6 +682,7 @@ async fn record_readable(
             Record::json(serde_json::to_vec(&stored).unwrap_or_default()),
         )
     });
+    let insight = (!deferred).then(|| (surface_key.clone(), insight));
     if !deferred {
         ledger.apply(
             &row.server_url,
@@ -681,6 +734,7 @@ async fn record_readable(
         },
         changes: change_rows,
         surface_write,
+        insight,
     })
 }
 
@@ -737,6 +791,7 @@ async fn record_auth_required(
         },
         changes: change_rows,
         surface_write: None,
+        insight: None,
     }
 }
 
@@ -792,11 +847,12 @@ fn log_verdict(row: &ServerRow) {
     }
 }
 
-/// Writes rows, OUTPUT, surfaces and, last, the ledger index.
+/// Writes rows, OUTPUT, surfaces, the insight cache and, last, the ledger index.
 async fn finish(
     storage: &impl Storage,
     charging: &Charging,
     ledger: &mut Ledger,
+    insight: &mut InsightCache,
     input: &Input,
     results: Vec<ServerResult>,
 ) -> Result<RunOutcome, RunError> {
@@ -813,20 +869,22 @@ async fn finish(
             .iter()
             .map(|c| ChangeRow::of(&result.row.server_url, c, observed_at))
             .collect();
-        items.push(serde_json::to_value(&result.row).unwrap_or(Value::Null));
-        items.extend(
-            rows.iter()
-                .map(|c| serde_json::to_value(c).unwrap_or(Value::Null)),
-        );
+        items.push(Item::of(&result.row)?);
+        for row in &rows {
+            items.push(Item::of(row)?);
+        }
         server_rows.push(result.row);
         change_rows.extend(rows);
         surface_writes.extend(result.surface_write);
+        if let Some((key, computed)) = result.insight {
+            insight.insert(key, computed);
+        }
     }
     let mut summary = SummaryRow::tally(&server_rows, &change_rows);
     summary.alert_on = input.alert_on_names();
     summary.ledger_name = input.ledger_name.clone();
     summary.charges = charging.summary();
-    items.push(serde_json::to_value(&summary).unwrap_or(Value::Null));
+    items.push(Item::of(&summary)?);
     storage.push_items(&items).await?;
     let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
     storage
@@ -845,6 +903,14 @@ async fn finish(
         content_type: "text/html; charset=utf-8".to_string(),
     };
     storage.put_record(Store::Default, "REPORT", report).await?;
+    ledger.evict();
+    insight.retain(
+        ledger
+            .servers
+            .values()
+            .filter_map(|entry| entry.surface_key.as_deref()),
+    );
+    insight.save(storage, &input.ledger_name).await;
     ledger.save(storage).await?;
     storage
         .set_status_message(&final_status(&summary), true)

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use axum::http::Method;
 use mcp_surface_ledger::platform::{
-    ApifyStorage, LEDGER_STORE_NAME, PlatformEnv, Record, Storage, Store,
+    ApifyStorage, Item, LEDGER_STORE_NAME, PlatformEnv, Record, Storage, Store,
 };
 use platform_fake::{DATASET, DEFAULT_STORE, FakeApify, RUN_ID, TOKEN};
 use serde_json::{Value, json};
@@ -143,8 +143,10 @@ async fn pushes_keep_order_and_are_chunked_under_9_mib() {
     // About 12 MiB in total: needs at least two requests.
     let pad = "x".repeat(10 * 1024);
     let items: Vec<Value> = (0..1_200).map(|n| json!({"n": n, "pad": pad})).collect();
-    storage.push_items(&items).await.unwrap();
-    storage.push_items(&[json!({"n": "last"})]).await.unwrap();
+    let encoded: Vec<Item> = items.iter().map(|v| Item::of(v).unwrap()).collect();
+    storage.push_items(&encoded).await.unwrap();
+    let last = Item::of(&json!({"n": "last"})).unwrap();
+    storage.push_items(&[last]).await.unwrap();
 
     let pushes = fake.requests_to(Method::POST, &format!("/v2/datasets/{DATASET}/items"));
     assert!(pushes.len() >= 3, "{} requests", pushes.len());
@@ -207,7 +209,8 @@ async fn server_errors_are_retried_and_client_errors_fail_at_once() {
         "rate-limit-exceeded",
         "slow down",
     );
-    storage.push_items(&[json!({"n": 1})]).await.unwrap();
+    let item = Item::of(&json!({"n": 1})).unwrap();
+    storage.push_items(&[item]).await.unwrap();
     assert_eq!(fake.requests_to(Method::POST, &items_path).len(), 3);
     assert_eq!(fake.state().datasets[DATASET], vec![json!({"n": 1})]);
 

@@ -177,6 +177,16 @@ fn assert_run_order(requests: &[platform_fake::Recorded], ledger_store: &str) ->
             );
         }
     }
+    // The insight cache is read once and written at most once, before the index.
+    let insight = format!("{ledger_prefix}insight.fleet");
+    only_position(requests, "GET of the insight cache", |r| {
+        r.method == Method::GET && r.path == insight
+    });
+    let insight_puts: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].method == Method::PUT && requests[i].path == insight)
+        .collect();
+    assert!(insight_puts.len() <= 1, "insight PUTs at {insight_puts:?}");
+    assert!(insight_puts.iter().all(|&i| i < ledger_put));
     let last = requests.last().unwrap();
     assert_eq!(
         (last.method.clone(), last.path.as_str()),

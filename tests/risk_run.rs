@@ -199,3 +199,84 @@ async fn a_repeated_key_in_a_served_tool_is_a_high_risk_finding() {
             .all(|f| f["kind"] != "duplicate_key")
     );
 }
+
+/// The insight cache (`insight.<ledger_name>` in the ledger store): an unchanged surface reuses
+/// the insight of the last run, a changed surface or other code recomputes it, and the record
+/// only holds the surfaces the index names.
+#[tokio::test]
+async fn cached_insight_is_reused_only_for_the_surface_it_was_computed_for() {
+    let tools = vec![
+        read_only_tool(
+            "search_notes",
+            &format!("Search the notes. {POISON}"),
+            query(),
+        ),
+        read_only_tool("summarize_note", "Summarize one note.", query()),
+    ];
+    let peer = RmcpPeer::start(served(tools.clone()), RmcpMode::default());
+    let url = peer.url.as_str().to_string();
+    let dir = RunDir::new();
+    let input = json!({"servers": [url], "alert_on": ALL_CLASSES});
+    let insight_key = "insight.DEFAULT";
+    let server_insight = |dir: &RunDir| {
+        let server = Rows::of(dir).server(&url).clone();
+        (
+            server["tools"].clone(),
+            server["risk"].clone(),
+            server["capabilities"].clone(),
+        )
+    };
+
+    dir.run_ok(&input, None).await;
+    let fresh = server_insight(&dir);
+    assert_eq!(
+        fresh.1, "high",
+        "the poisoned description makes the server high"
+    );
+    let surface_key = dir.ledger("DEFAULT")["servers"][&url]["surface_key"].clone();
+    let cache = dir.ledger(insight_key);
+    let cached_keys: Vec<&String> = cache["surfaces"].as_object().unwrap().keys().collect();
+    assert_eq!(cached_keys, vec![surface_key.as_str().unwrap()]);
+
+    // Same surface: the cached insight gives the same row.
+    dir.run_ok(&input, None).await;
+    assert_eq!(server_insight(&dir), fresh);
+
+    // Proof of reuse: a doctored cache entry shows up in the row of an unchanged surface.
+    let doctor = |dir: &RunDir, computed_by: Option<&str>| {
+        let mut cache = dir.ledger(insight_key);
+        let key = surface_key.as_str().unwrap();
+        cache["surfaces"][key][1] = json!("low");
+        if let Some(by) = computed_by {
+            cache["computed_by"] = json!(by);
+        }
+        std::fs::write(dir.ledger_path(insight_key), cache.to_string()).unwrap();
+    };
+    doctor(&dir, None);
+    dir.run_ok(&input, None).await;
+    assert_eq!(
+        server_insight(&dir).1,
+        "low",
+        "the cached insight was not used"
+    );
+
+    // Written by other code: ignored and recomputed.
+    doctor(&dir, Some("0.0.0/0"));
+    dir.run_ok(&input, None).await;
+    assert_eq!(server_insight(&dir), fresh);
+
+    // A changed surface is assessed afresh, and the cache then holds only the new surface.
+    doctor(&dir, None);
+    let mut changed = tools.clone();
+    changed.push(read_only_tool("list_notes", "List the notes.", query()));
+    peer.set_surface(served(changed));
+    dir.run_ok(&input, None).await;
+    let (tools_now, risk_now, _) = server_insight(&dir);
+    assert_eq!(risk_now, "high");
+    assert_eq!(tools_now.as_array().unwrap().len(), 3);
+    let new_key = dir.ledger("DEFAULT")["servers"][&url]["surface_key"].clone();
+    assert_ne!(new_key, surface_key);
+    let cache = dir.ledger(insight_key);
+    let cached_keys: Vec<&String> = cache["surfaces"].as_object().unwrap().keys().collect();
+    assert_eq!(cached_keys, vec![new_key.as_str().unwrap()]);
+}

@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 use url::Url;
 
 use super::env::{DEFAULT_RETRY_BASE_DELAY, PlatformEnv};
-use super::{LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
+use super::{Item, LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
 
 /// How many times one API call is attempted before giving up (the official clients' value).
 pub const MAX_TRIES: u32 = 8;
@@ -400,11 +400,11 @@ fn random_unit() -> f64 {
 /// Splits serialized items into JSON array bodies of at most `limit` bytes each, in order.
 ///
 /// Fails with the item's position when a single item does not fit into `limit` on its own.
-pub fn chunk_items(items: &[Value], limit: usize) -> Result<Vec<Vec<u8>>, (usize, usize)> {
+pub fn chunk_items(items: &[Item], limit: usize) -> Result<Vec<Vec<u8>>, (usize, usize)> {
     let mut chunks = Vec::new();
     let mut current: Vec<u8> = Vec::new();
     for (position, item) in items.iter().enumerate() {
-        let bytes = serde_json::to_vec(item).map_err(|_| (position, 0))?;
+        let bytes = item.as_bytes();
         if bytes.len() + 2 > limit {
             return Err((position, bytes.len()));
         }
@@ -415,7 +415,7 @@ pub fn chunk_items(items: &[Value], limit: usize) -> Result<Vec<Vec<u8>>, (usize
             chunks.push(std::mem::take(&mut current));
         }
         current.push(if current.is_empty() { b'[' } else { b',' });
-        current.extend_from_slice(&bytes);
+        current.extend_from_slice(bytes);
     }
     if !current.is_empty() {
         current.push(b']');
@@ -531,7 +531,7 @@ impl Storage for ApifyStorage {
         Ok(())
     }
 
-    async fn push_items(&self, items: &[Value]) -> Result<(), StorageError> {
+    async fn push_items(&self, items: &[Item]) -> Result<(), StorageError> {
         let segments = ["datasets", self.dataset_id.as_str(), "items"];
         let limit = self.max_push_bytes;
         let chunks = chunk_items(items, limit).map_err(|(position, size)| StorageError::Api {
@@ -574,16 +574,21 @@ mod tests {
         serde_json::from_slice(chunk).unwrap()
     }
 
+    fn items(values: &[Value]) -> Vec<Item> {
+        values.iter().map(|v| Item::of(v).unwrap()).collect()
+    }
+
     #[test]
     fn chunks_keep_order_and_stay_under_the_limit() {
-        let items: Vec<Value> = (0..50)
+        let values: Vec<Value> = (0..50)
             .map(|n| serde_json::json!({"n": n, "pad": "x".repeat(n * 3)}))
             .collect();
+        let items = items(&values);
         for limit in [200, 500, 1_000, 100_000] {
             let chunks = chunk_items(&items, limit).unwrap();
             assert!(chunks.iter().all(|c| c.len() <= limit), "limit {limit}");
             let joined: Vec<Value> = chunks.iter().flat_map(|c| parse(c)).collect();
-            assert_eq!(joined, items, "limit {limit}");
+            assert_eq!(joined, values, "limit {limit}");
         }
         assert_eq!(chunk_items(&items, 100_000).unwrap().len(), 1);
         assert!(chunk_items(&items, 1_000).unwrap().len() > 1);
@@ -591,7 +596,7 @@ mod tests {
 
     #[test]
     fn chunk_exactly_at_the_limit() {
-        let items = vec![serde_json::json!(1), serde_json::json!(2)];
+        let items = items(&[serde_json::json!(1), serde_json::json!(2)]);
         // "[1,2]" is 5 bytes.
         assert_eq!(chunk_items(&items, 5).unwrap(), vec![b"[1,2]".to_vec()]);
         assert_eq!(
@@ -603,10 +608,10 @@ mod tests {
 
     #[test]
     fn an_item_larger_than_the_limit_is_refused() {
-        let items = vec![
+        let items = items(&[
             serde_json::json!("small"),
             serde_json::json!("x".repeat(100)),
-        ];
+        ]);
         assert_eq!(chunk_items(&items, 50), Err((1, 102)));
     }
 

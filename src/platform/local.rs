@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
+use super::{Item, LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
 
 /// Number of digits in a dataset item file name (`000000001.json`).
 const ITEM_NAME_DIGITS: usize = 9;
@@ -159,18 +159,13 @@ impl Storage for LocalStorage {
         })?
     }
 
-    async fn push_items(&self, items: &[serde_json::Value]) -> Result<(), StorageError> {
+    async fn push_items(&self, items: &[Item]) -> Result<(), StorageError> {
         let dir = self.root.join("datasets").join("default");
         let mut files = Vec::with_capacity(items.len());
         for item in items {
             let index = self.next_item.fetch_add(1, Ordering::SeqCst);
             let path = dir.join(format!("{index:0width$}.json", width = ITEM_NAME_DIGITS));
-            let bytes = serde_json::to_vec_pretty(item).map_err(|e| StorageError::Io {
-                action: "cannot serialize",
-                path: path.display().to_string(),
-                source: std::io::Error::other(e),
-            })?;
-            files.push((path, bytes));
+            files.push((path, item.as_bytes().to_vec()));
         }
         tokio::task::spawn_blocking(move || {
             files
@@ -212,7 +207,10 @@ mod tests {
             .await
             .unwrap();
         storage
-            .push_items(&[serde_json::json!({"n": 1}), serde_json::json!({"n": 2})])
+            .push_items(&[
+                Item::of(&serde_json::json!({"n": 1})).unwrap(),
+                Item::of(&serde_json::json!({"n": 2})).unwrap(),
+            ])
             .await
             .unwrap();
         let ledger_file = dir

@@ -47,6 +47,28 @@ impl Record {
     }
 }
 
+/// One dataset item, serialized once as a compact JSON object. Rows are serialized straight
+/// from their types (no intermediate `serde_json::Value` tree), and both backends write these
+/// bytes as they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    json: Vec<u8>,
+}
+
+impl Item {
+    /// Serializes `row` as one item.
+    pub fn of(row: &impl serde::Serialize) -> Result<Self, StorageError> {
+        serde_json::to_vec(row)
+            .map(|json| Item { json })
+            .map_err(StorageError::Serialize)
+    }
+
+    /// The item's JSON bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.json
+    }
+}
+
 /// Failures of a storage backend. The message says what to check.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -70,6 +92,9 @@ pub enum StorageError {
         /// The API's error type and message, or the transport error.
         message: String,
     },
+    /// A dataset item could not be serialized as JSON (a bug: rows always serialize).
+    #[error("cannot serialize a dataset item: {0}")]
+    Serialize(serde_json::Error),
 }
 
 /// The storage operations a run needs; implemented by the local and the platform backend.
@@ -90,10 +115,7 @@ pub trait Storage: Send + Sync {
     ) -> impl Future<Output = Result<(), StorageError>> + Send;
 
     /// Appends items to the run's default dataset, in order.
-    fn push_items(
-        &self,
-        items: &[serde_json::Value],
-    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+    fn push_items(&self, items: &[Item]) -> impl Future<Output = Result<(), StorageError>> + Send;
 
     /// Sets the run's status message (a no-op locally, where it is only logged).
     fn set_status_message(

@@ -10,7 +10,7 @@ pub mod html;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::diff::{Change, ChangeClass, Compatibility, Severity};
@@ -34,7 +34,7 @@ pub enum LedgerStatus {
 }
 
 /// One tool as listed in a server row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSummary {
     /// Tool name.
     pub name: String,
