@@ -96,8 +96,8 @@ impl InsightCache {
 
     /// Remembers the insight of a surface.
     pub fn insert(&mut self, surface_key: String, insight: Arc<ToolSummaries>) {
-        if !self.surfaces.contains_key(&surface_key) {
-            self.surfaces.insert(surface_key, insight);
+        if let std::collections::btree_map::Entry::Vacant(slot) = self.surfaces.entry(surface_key) {
+            slot.insert(insight);
             self.changed = true;
         }
     }
