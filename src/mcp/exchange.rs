@@ -271,17 +271,19 @@ pub fn decode_body(response: &HttpResponse, id: &Value) -> Body {
         return find_in_event_stream(&response.body, id);
     }
     match serde_json::from_slice::<Value>(&response.body) {
-        Ok(value) => find_in_json(&value, id),
+        Ok(value) => find_in_json(value, id),
         Err(_) if content_type.is_empty() => Body::Undecodable("body is not JSON".into()),
         Err(_) => Body::Undecodable(format!("body of type {content_type} is not JSON")),
     }
 }
 
 /// A JSON body: one message, or (2025-03-26 batching) an array of them.
-fn find_in_json(value: &Value, id: &Value) -> Body {
+fn find_in_json(value: Value, id: &Value) -> Body {
     let mut candidates = Candidates::default();
     match value {
-        Value::Array(items) => items.iter().for_each(|item| candidates.offer(item, id)),
+        Value::Array(items) => items
+            .into_iter()
+            .for_each(|item| candidates.offer(item, id)),
         single => candidates.offer(single, id),
     }
     candidates.into_body("the JSON body holds no JSON-RPC response")
@@ -295,7 +297,7 @@ fn find_in_event_stream(body: &[u8], id: &Value) -> Body {
             continue;
         }
         match serde_json::from_str::<Value>(&event.data) {
-            Ok(value) => candidates.offer(&value, id),
+            Ok(value) => candidates.offer(value, id),
             Err(_) => candidates.saw_garbage = true,
         }
         if candidates.exact.is_some() {
@@ -320,7 +322,7 @@ struct Candidates {
 }
 
 impl Candidates {
-    fn offer(&mut self, value: &Value, id: &Value) {
+    fn offer(&mut self, value: Value, id: &Value) {
         match jsonrpc::classify(value) {
             Some(Message::Response {
                 id: their_id,

@@ -54,14 +54,17 @@ pub fn notification(method: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-/// Classifies one JSON value as a message, or `None` when it is not a JSON-RPC message.
-pub fn classify(value: &Value) -> Option<Message> {
-    let object = value.as_object()?;
-    let id = object.get("id");
+/// Classifies one JSON value as a message, or `None` when it is not a JSON-RPC message. Takes
+/// the value so a response's `result` (a whole tool list) moves into the message uncopied.
+pub fn classify(value: Value) -> Option<Message> {
+    let Value::Object(mut object) = value else {
+        return None;
+    };
+    let id = object.remove("id");
     if let Some(method) = object.get("method").and_then(Value::as_str) {
         return Some(match id {
             Some(id) if !id.is_null() => Message::Request {
-                id: id.clone(),
+                id,
                 method: method.to_string(),
             },
             _ => Message::Notification {
@@ -69,16 +72,16 @@ pub fn classify(value: &Value) -> Option<Message> {
             },
         });
     }
-    let id = id.cloned().unwrap_or(Value::Null);
+    let id = id.unwrap_or(Value::Null);
     if let Some(error) = object.get("error") {
         return Some(Message::Response {
             id,
             outcome: Err(error_object(error)),
         });
     }
-    object.get("result").map(|result| Message::Response {
+    object.remove("result").map(|result| Message::Response {
         id,
-        outcome: Ok(result.clone()),
+        outcome: Ok(result),
     })
 }
 
@@ -169,7 +172,7 @@ mod tests {
             (json!([1, 2]), None),
         ];
         for (input, expected) in table {
-            assert_eq!(classify(&input), expected, "input {input}");
+            assert_eq!(classify(input.clone()), expected, "input {input}");
         }
     }
 }

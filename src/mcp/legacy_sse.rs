@@ -311,7 +311,7 @@ impl LegacySession {
         let Ok(value) = serde_json::from_str::<Value>(&event.data) else {
             return;
         };
-        if let Some(Message::Response { id, outcome }) = jsonrpc::classify(&value) {
+        if let Some(Message::Response { id, outcome }) = jsonrpc::classify(value) {
             self.inbox
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -5,9 +5,11 @@
 //! reviewer's tool and another to the agent's client is a known way to hide text, so the raw
 //! bytes are walked once with a custom `DeserializeSeed` that remembers every key per object.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
+use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{Finding, Risk, kind, pointer_segment};
@@ -17,9 +19,10 @@ use super::{Finding, Risk, kind, pointer_segment};
 /// that is not JSON at all (reporting the parse error is the caller's business).
 pub fn duplicate_keys(json_text: &str) -> Vec<String> {
     let mut found = Vec::new();
+    let mut path = Vec::new();
     let mut deserializer = serde_json::Deserializer::from_str(json_text);
     let seed = Walk {
-        pointer: String::new(),
+        path: &mut path,
         found: &mut found,
     };
     match seed.deserialize(&mut deserializer) {
@@ -57,13 +60,54 @@ fn last_segment(pointer: &str) -> String {
         .replace("~0", "~")
 }
 
-/// Walks any JSON value at `pointer`, recording repeated keys into `found`.
-struct Walk<'a> {
-    pointer: String,
+/// One step of the path from the root to the value being walked.
+enum Segment<'de> {
+    Key(Cow<'de, str>),
+    Index(usize),
+}
+
+/// The JSON pointer of `path`; built only when a repeat is found.
+fn pointer_of(path: &[Segment<'_>]) -> String {
+    path.iter()
+        .map(|segment| match segment {
+            Segment::Key(key) => format!("/{}", pointer_segment(key)),
+            Segment::Index(index) => format!("/{index}"),
+        })
+        .collect()
+}
+
+/// An object key, borrowed from the input unless it contains escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+
+            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Walks any JSON value at `path`, recording repeated keys into `found`.
+struct Walk<'a, 'de> {
+    path: &'a mut Vec<Segment<'de>>,
     found: &'a mut Vec<String>,
 }
 
-impl<'de> DeserializeSeed<'de> for Walk<'_> {
+impl<'de> DeserializeSeed<'de> for Walk<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -71,7 +115,7 @@ impl<'de> DeserializeSeed<'de> for Walk<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Walk<'_> {
+impl<'de> Visitor<'de> for Walk<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -79,28 +123,35 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Walk { path, found } = self;
         let mut seen = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let pointer = format!("{}/{}", self.pointer, pointer_segment(&key));
-            if !seen.insert(key) {
-                self.found.push(pointer.clone());
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let repeated = !seen.insert(key.clone());
+            path.push(Segment::Key(key));
+            if repeated {
+                found.push(pointer_of(path));
             }
             map.next_value_seed(Walk {
-                pointer,
-                found: self.found,
+                path: &mut *path,
+                found: &mut *found,
             })?;
+            path.pop();
         }
         Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Walk { path, found } = self;
         let mut index = 0usize;
         loop {
+            path.push(Segment::Index(index));
             let seed = Walk {
-                pointer: format!("{}/{index}", self.pointer),
-                found: self.found,
+                path: &mut *path,
+                found: &mut *found,
             };
-            if seq.next_element_seed(seed)?.is_none() {
+            let more = seq.next_element_seed(seed)?.is_some();
+            path.pop();
+            if !more {
                 return Ok(());
             }
             index += 1;
@@ -145,6 +196,9 @@ mod tests {
                 &["/x/p~1q", "/y/0/0/k", "/y/0/0/k"],
             ),
             (r#"{"a": {"b": 1}, "c": {"b": 2}}"#, &[]),
+            // An escaped spelling of a key is the same key.
+            (r#"{"a\u0062": 1, "ab": 2}"#, &["/ab"]),
+            (r#"[{"~x": 1}, {"~x": 1, "~x": 2}]"#, &["/1/~0x"]),
             ("[1, 2, 3]", &[]),
             ("not json", &[]),
         ];
