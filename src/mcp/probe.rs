@@ -708,8 +708,8 @@ impl Session<'_, '_> {
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..options.max_pages.max(1) {
-            let (result, repeated) = self.call(method, cursor.as_deref()).await?;
-            let Some(items) = result.get(key).and_then(Value::as_array) else {
+            let (mut result, repeated) = self.call(method, cursor.as_deref()).await?;
+            let Some(Value::Array(items)) = result.get_mut(key).map(Value::take) else {
                 return Err(ProbeError::NotJson(format!(
                     "the {method} result has no {key} array"
                 )));
@@ -727,7 +727,7 @@ impl Session<'_, '_> {
                     listing.truncated = true;
                     return Ok(listing);
                 }
-                listing.items.push(item.clone());
+                listing.items.push(item);
             }
             match result.get("nextCursor").and_then(Value::as_str) {
                 Some(next) if seen.insert(next.to_string()) => cursor = Some(next.to_string()),

@@ -88,17 +88,21 @@ pub fn check_depth(v: &Value) -> Result<usize, CanonError> {
     let mut deepest = 0;
     let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
     while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
         let level = depth + 1;
+        match value {
+            Value::Array(items) if !items.is_empty() => {
+                stack.extend(items.iter().map(|child| (child, level)))
+            }
+            Value::Object(map) if !map.is_empty() => {
+                stack.extend(map.values().map(|child| (child, level)))
+            }
+            Value::Array(_) | Value::Object(_) => {}
+            _ => continue,
+        }
         if level > MAX_DEPTH {
             return Err(CanonError::TooDeep);
         }
         deepest = deepest.max(level);
-        stack.extend(children.map(|child| (child, level)));
     }
     Ok(deepest)
 }
