@@ -423,7 +423,10 @@ fn pseudo_system_tag(lower: &str) -> Option<Span> {
 fn hidden_html_comment(lower: &str) -> Option<Span> {
     let at = lower.find("<!--")?;
     let close = lower[at..].find("-->").map_or(lower.len(), |i| at + i + 3);
-    let body = &lower[at + 4..close.saturating_sub(3).max(at + 4)];
+    // Without a closing `-->` the last three bytes are left out of the body as well; they may
+    // end inside a multi-byte character, so the cut moves back to a character boundary.
+    let body_end = floor_char_boundary(lower, close.saturating_sub(3)).max(at + 4);
+    let body = &lower[at + 4..body_end];
     body.chars().any(char::is_alphabetic).then_some((at, close))
 }
 

@@ -483,3 +483,11 @@ fn the_scan_cache_repoints_findings_and_changes_nothing_else() {
     });
     assert_eq!(scan_tool_with(&mut cache, &tool), scan_tool(&tool));
 }
+
+#[test]
+fn an_unclosed_comment_before_a_multibyte_character_does_not_panic() {
+    // The body of an unclosed comment used to be cut three bytes before the end, inside the `’`.
+    assert!(fires("hidden_html_comment", "<!--x don\u{2019}t"));
+    assert!(!fires("hidden_html_comment", "<!--\u{2019}"));
+    assert!(!fires("hidden_html_comment", "<!--ab"));
+}
