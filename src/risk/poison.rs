@@ -437,6 +437,10 @@ fn pseudo_system_tag(lower: &str) -> Option<Span> {
         "instructions",
         "instruction",
     ];
+    // Every shape opens with `<` or `[`.
+    if !lower.bytes().any(|b| b == b'<' || b == b'[') {
+        return None;
+    }
     if let Some(at) = lower.find("<|")
         && let Some(len) = lower[at..].find("|>")
     {
@@ -468,6 +472,9 @@ fn pseudo_system_tag(lower: &str) -> Option<Span> {
 
 /// An HTML comment with words in it: rendered views hide it, the model reads it.
 fn hidden_html_comment(lower: &str) -> Option<Span> {
+    if !lower.contains('<') {
+        return None;
+    }
     let at = lower.find("<!--")?;
     let close = lower[at..].find("-->").map_or(lower.len(), |i| at + i + 3);
     // Without a closing `-->` the last three bytes are left out of the body as well; they may
@@ -566,14 +573,23 @@ fn exfil_endpoint(lower: &str) -> Option<Span> {
         "localtunnel.me",
         "loca.lt",
     ];
-    const TLDS: &[&str] = &[
-        "tk", "ml", "ga", "cf", "gq", "xyz", "top", "zip", "mov", "click", "pw", "icu", "buzz",
-        "cam", "monster", "rest", "su", "cyou", "sbs", "lol", "onion",
-    ];
     static SERVICE_MATCHER: LazyLock<Option<AhoCorasick>> =
         LazyLock::new(|| AhoCorasick::new(SERVICES).ok());
     if let Some(found) = SERVICE_MATCHER.as_ref().and_then(|m| m.find(lower)) {
         return Some((found.start(), found.end()));
+    }
+    suspicious_url(lower).or_else(|| phone_number(lower))
+}
+
+/// A URL whose host is a raw IP address or ends in an abused TLD.
+fn suspicious_url(lower: &str) -> Option<Span> {
+    const TLDS: &[&str] = &[
+        "tk", "ml", "ga", "cf", "gq", "xyz", "top", "zip", "mov", "click", "pw", "icu", "buzz",
+        "cam", "monster", "rest", "su", "cyou", "sbs", "lol", "onion",
+    ];
+    // Both schemes need a colon; most texts have none.
+    if !lower.contains(':') {
+        return None;
     }
     for scheme in ["http://", "https://"] {
         for (at, _) in lower.match_indices(scheme) {
@@ -598,7 +614,7 @@ fn exfil_endpoint(lower: &str) -> Option<Span> {
             }
         }
     }
-    phone_number(lower)
+    None
 }
 
 /// `+` followed by 10 to 15 digits (spaces, dashes, dots and parentheses allowed between).
@@ -664,6 +680,10 @@ fn credential_variable(text: &str, tokens: &Tokens) -> Option<Span> {
         "output",
         "echo",
     ];
+    // A credential variable has an underscore; most texts have none.
+    if !text.contains('_') {
+        return None;
+    }
     for (start, word) in runs(text, |c| c.is_ascii_alphanumeric() || c == '_') {
         let shaped = word.len() >= 5
             && word.contains('_')
@@ -687,14 +707,7 @@ fn credential_variable(text: &str, tokens: &Tokens) -> Option<Span> {
 /// A base64 run of at least 24 characters that decodes to readable text: a hidden message.
 fn encoded_blob(text: &str) -> Option<Span> {
     let is_b64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '-' | '_' | '=');
-    let mut offset = 0;
-    for run in text.split(|c: char| !is_b64(c)) {
-        let start = offset;
-        offset += run.len()
-            + text[offset + run.len()..]
-                .chars()
-                .next()
-                .map_or(0, char::len_utf8);
+    for (start, run) in runs(text, is_b64) {
         let body = run.trim_end_matches('=');
         if body.len() < 24 {
             continue;
