@@ -6,7 +6,6 @@
 //! whole-word match on snake/camel/kebab tokens, so `undelete_history` is a restore (write), not a
 //! delete, and `list_deleted_items` is a read.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -15,6 +14,7 @@ use serde_json::Value;
 
 use super::quality::EffectiveHints;
 use super::tokens::Tokens;
+use super::wordhash::WordMap;
 
 /// One thing a tool can do. Ordered as listed; serialized lowercase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -402,11 +402,11 @@ const OPERATION_SELECTORS: &[&str] = &[
 
 /// A vocabulary table turned around: each word with the capabilities it names, in table order,
 /// so a token is looked up once instead of compared with every word of every list.
-struct Lexicon(HashMap<&'static str, Vec<Capability>>);
+struct Lexicon(WordMap<&'static str, Vec<Capability>>);
 
 impl Lexicon {
     fn new(table: &[(Capability, &[&'static str])]) -> Lexicon {
-        let mut words: HashMap<&'static str, Vec<Capability>> = HashMap::new();
+        let mut words: WordMap<&'static str, Vec<Capability>> = WordMap::default();
         for (capability, vocabulary) in table {
             for word in *vocabulary {
                 let capabilities = words.entry(word).or_default();

@@ -14,12 +14,13 @@
 use std::collections::HashMap;
 
 use super::tokens::Tokens;
+use super::wordhash::WordMap;
 
 /// Phrase rules compiled over one shared vocabulary of alternatives.
 #[derive(Debug, Clone)]
 pub struct PhraseBook {
     /// Exact-word alternatives and their numbers.
-    exact: HashMap<String, usize>,
+    exact: WordMap<String, usize>,
     /// Prefix alternatives and their numbers.
     prefixes: Vec<(String, usize)>,
     /// `u64` blocks in one set of alternatives.
@@ -81,7 +82,7 @@ impl PhraseBook {
                     .collect(),
             })
             .collect();
-        let mut exact = HashMap::new();
+        let mut exact = WordMap::default();
         let mut prefixes = Vec::new();
         for (alternative, number) in numbers {
             match alternative {

@@ -684,7 +684,7 @@ fn credential_variable(text: &str, tokens: &Tokens) -> Option<Span> {
     if !text.contains('_') {
         return None;
     }
-    for (start, word) in runs(text, |c| c.is_ascii_alphanumeric() || c == '_') {
+    for (start, word) in ascii_runs(text, |b| b.is_ascii_alphanumeric() || b == b'_') {
         let shaped = word.len() >= 5
             && word.contains('_')
             && word
@@ -706,8 +706,8 @@ fn credential_variable(text: &str, tokens: &Tokens) -> Option<Span> {
 
 /// A base64 run of at least 24 characters that decodes to readable text: a hidden message.
 fn encoded_blob(text: &str) -> Option<Span> {
-    let is_b64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '-' | '_' | '=');
-    for (start, run) in runs(text, is_b64) {
+    let is_b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
+    for (start, run) in ascii_runs(text, is_b64) {
         let body = run.trim_end_matches('=');
         if body.len() < 24 {
             continue;
@@ -719,20 +719,19 @@ fn encoded_blob(text: &str) -> Option<Span> {
     None
 }
 
-/// Maximal runs of characters that satisfy `keep`, with their byte offsets.
-fn runs(text: &str, keep: fn(char) -> bool) -> impl Iterator<Item = (usize, &str)> {
-    let mut chars = text.char_indices().peekable();
+/// Maximal runs of ASCII characters that satisfy `keep`, with their byte offsets. Bytes of a
+/// multi-byte character are never ASCII, so they end a run like any other rejected character.
+fn ascii_runs(text: &str, keep: fn(u8) -> bool) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
     std::iter::from_fn(move || {
-        let start = chars.find(|(_, c)| keep(*c))?.0;
-        let mut end = text.len();
-        while let Some(&(at, c)) = chars.peek() {
-            if !keep(c) {
-                end = at;
-                break;
-            }
-            chars.next();
-        }
-        Some((start, &text[start..end]))
+        let start = at + bytes[at..].iter().position(|&b| keep(b))?;
+        let len = bytes[start..]
+            .iter()
+            .position(|&b| !keep(b))
+            .unwrap_or(bytes.len() - start);
+        at = start + len;
+        Some((start, &text[start..at]))
     })
 }
 

@@ -42,12 +42,40 @@ impl Tokens {
         tokens
     }
 
-    /// Replaces the tokens with those of `text`, reusing the buffers.
+    /// Replaces the tokens with those of `text`, reusing the buffers. One pass over the
+    /// characters: a run of letters and digits is cut again at `aB` and at `ABc` (the last
+    /// capital starts the new word).
     pub fn fill(&mut self, text: &str) {
         self.words.clear();
         self.spans.clear();
-        for (start, end) in alphanumeric_runs(text) {
-            self.split_camel(text, start, end);
+        // Inside a run: where the current piece starts, and the character before this one.
+        let mut piece: Option<(usize, char)> = None;
+        let mut chars = text.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            if !c.is_alphanumeric() {
+                if let Some((start, _)) = piece.take() {
+                    self.push(text, start, at);
+                }
+                continue;
+            }
+            let Some((start, prev)) = piece else {
+                piece = Some((at, c));
+                continue;
+            };
+            let next_is_lower = chars
+                .peek()
+                .is_some_and(|&(_, n)| n.is_alphanumeric() && n.is_lowercase());
+            let lower_to_upper = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase();
+            let acronym_end = prev.is_uppercase() && c.is_uppercase() && next_is_lower;
+            if lower_to_upper || acronym_end {
+                self.push(text, start, at);
+                piece = Some((at, c));
+            } else {
+                piece = Some((start, c));
+            }
+        }
+        if let Some((start, _)) = piece {
+            self.push(text, start, text.len());
         }
     }
 
@@ -80,28 +108,6 @@ impl Tokens {
     /// Every word in order.
     pub fn words(&self) -> impl Iterator<Item = &str> + Clone {
         (0..self.len()).map(|index| self.word(index))
-    }
-
-    /// Cuts the run `text[start..end]` at `aB` and at `ABc` (the last capital starts the new
-    /// word) and pushes the pieces.
-    fn split_camel(&mut self, text: &str, start: usize, end: usize) {
-        let mut chars = text[start..end].char_indices().peekable();
-        let Some((_, mut prev)) = chars.next() else {
-            return;
-        };
-        let mut piece_start = start;
-        while let Some((offset, cur)) = chars.next() {
-            let next_is_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
-            let lower_to_upper =
-                (prev.is_lowercase() || prev.is_ascii_digit()) && cur.is_uppercase();
-            let acronym_end = prev.is_uppercase() && cur.is_uppercase() && next_is_lower;
-            if lower_to_upper || acronym_end {
-                self.push(text, piece_start, start + offset);
-                piece_start = start + offset;
-            }
-            prev = cur;
-        }
-        self.push(text, piece_start, end);
     }
 
     /// Pushes `text[start..end]` lowercased, then turns `don` + `'` + `t` into `do` + `not`.
@@ -184,23 +190,6 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 /// The lowercase words of `text`, without spans.
 pub fn words(text: &str) -> Vec<String> {
     Tokens::of(text).words().map(str::to_string).collect()
-}
-
-/// Byte ranges of the maximal runs of letters and digits.
-fn alphanumeric_runs(text: &str) -> impl Iterator<Item = (usize, usize)> {
-    let mut chars = text.char_indices().peekable();
-    std::iter::from_fn(move || {
-        let start = chars.find(|(_, c)| c.is_alphanumeric())?.0;
-        let mut end = text.len();
-        while let Some(&(at, c)) = chars.peek() {
-            if !c.is_alphanumeric() {
-                end = at;
-                break;
-            }
-            chars.next();
-        }
-        Some((start, end))
-    })
 }
 
 #[cfg(test)]
