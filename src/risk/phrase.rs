@@ -124,7 +124,7 @@ impl PhraseBook {
                 set_bit(row, number);
             }
             for (prefix, number) in &self.prefixes {
-                if word.starts_with(prefix.as_str()) {
+                if starts_with(word, prefix) {
                     set_bit(row, *number);
                 }
             }
@@ -223,6 +223,15 @@ fn parse(rule: &str) -> ParsedRule {
         gap = 0;
     }
     slots
+}
+
+/// `word.starts_with(prefix)`, with the first bytes compared inline: most words differ there.
+fn starts_with(word: &str, prefix: &str) -> bool {
+    match (word.as_bytes().first(), prefix.as_bytes().first()) {
+        (_, None) => true,
+        (Some(w), Some(p)) => w == p && word.starts_with(prefix),
+        (None, Some(_)) => false,
+    }
 }
 
 fn set_bit(set: &mut [u64], number: usize) {

@@ -704,10 +704,25 @@ fn credential_variable(text: &str, tokens: &Tokens) -> Option<Span> {
     None
 }
 
+/// The bytes a base64 run is made of: both alphabets (`+/` and `-_`) and the `=` padding.
+const BASE64_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
+        byte += 1;
+    }
+    table
+};
+
 /// A base64 run of at least 24 characters that decodes to readable text: a hidden message.
 fn encoded_blob(text: &str) -> Option<Span> {
-    let is_b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
-    for (start, run) in ascii_runs(text, is_b64) {
+    // The shortest blob worth decoding has 24 characters.
+    if text.len() < 24 {
+        return None;
+    }
+    for (start, run) in ascii_runs(text, |b| BASE64_BYTES[usize::from(b)]) {
         let body = run.trim_end_matches('=');
         if body.len() < 24 {
             continue;
@@ -721,7 +736,7 @@ fn encoded_blob(text: &str) -> Option<Span> {
 
 /// Maximal runs of ASCII characters that satisfy `keep`, with their byte offsets. Bytes of a
 /// multi-byte character are never ASCII, so they end a run like any other rejected character.
-fn ascii_runs(text: &str, keep: fn(u8) -> bool) -> impl Iterator<Item = (usize, &str)> {
+fn ascii_runs(text: &str, keep: impl Fn(u8) -> bool) -> impl Iterator<Item = (usize, &str)> {
     let bytes = text.as_bytes();
     let mut at = 0;
     std::iter::from_fn(move || {

@@ -48,9 +48,19 @@ impl Tokens {
     pub fn fill(&mut self, text: &str) {
         self.words.clear();
         self.spans.clear();
+        if text.is_ascii() {
+            // The same characters at the same offsets, without decoding UTF-8.
+            self.split(text, text.bytes().map(char::from).enumerate());
+        } else {
+            self.split(text, text.char_indices());
+        }
+    }
+
+    /// Pushes the tokens of `text`, whose characters and their byte offsets are `chars`.
+    fn split(&mut self, text: &str, chars: impl Iterator<Item = (usize, char)>) {
         // Inside a run: where the current piece starts, and the character before this one.
         let mut piece: Option<(usize, char)> = None;
-        let mut chars = text.char_indices().peekable();
+        let mut chars = chars.peekable();
         while let Some((at, c)) = chars.next() {
             if !c.is_alphanumeric() {
                 if let Some((start, _)) = piece.take() {
@@ -62,12 +72,14 @@ impl Tokens {
                 piece = Some((at, c));
                 continue;
             };
-            let next_is_lower = chars
-                .peek()
-                .is_some_and(|&(_, n)| n.is_alphanumeric() && n.is_lowercase());
-            let lower_to_upper = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase();
-            let acronym_end = prev.is_uppercase() && c.is_uppercase() && next_is_lower;
-            if lower_to_upper || acronym_end {
+            // Both cuts come before a capital: `aB` (also `1B`) and `ABc`.
+            let cut = c.is_uppercase()
+                && ((prev.is_lowercase() || prev.is_ascii_digit())
+                    || (prev.is_uppercase()
+                        && chars
+                            .peek()
+                            .is_some_and(|&(_, n)| n.is_alphanumeric() && n.is_lowercase())));
+            if cut {
                 self.push(text, start, at);
                 piece = Some((at, c));
             } else {
