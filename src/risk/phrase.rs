@@ -21,8 +21,9 @@ use super::wordhash::WordMap;
 pub struct PhraseBook {
     /// Exact-word alternatives and their numbers.
     exact: WordMap<String, usize>,
-    /// Prefix alternatives and their numbers.
-    prefixes: Vec<(String, usize)>,
+    /// Prefix alternatives and their numbers, grouped by first byte so that a word is only
+    /// compared with the prefixes that start like it; group [`EMPTY_PREFIX`] holds `*` alone.
+    prefixes: Vec<Vec<(String, usize)>>,
     /// `u64` blocks in one set of alternatives.
     blocks: usize,
     phrases: Vec<Phrase>,
@@ -48,6 +49,9 @@ enum Alternative {
     Exact(String),
     Prefix(String),
 }
+
+/// The prefix group of the empty prefix (after the 256 byte values).
+const EMPTY_PREFIX: usize = 256;
 
 /// A rule as written: slots of alternatives with their gaps.
 type ParsedRule = Vec<(usize, Vec<Alternative>)>;
@@ -83,13 +87,15 @@ impl PhraseBook {
             })
             .collect();
         let mut exact = WordMap::default();
-        let mut prefixes = Vec::new();
+        let mut prefixes = vec![Vec::new(); EMPTY_PREFIX + 1];
         for (alternative, number) in numbers {
             match alternative {
                 Alternative::Exact(word) => {
                     exact.insert(word, number);
                 }
-                Alternative::Prefix(prefix) => prefixes.push((prefix, number)),
+                Alternative::Prefix(prefix) => {
+                    prefixes[first_byte_group(&prefix)].push((prefix, number))
+                }
             }
         }
         PhraseBook {
@@ -123,8 +129,9 @@ impl PhraseBook {
             if let Some(&number) = self.exact.get(word) {
                 set_bit(row, number);
             }
-            for (prefix, number) in &self.prefixes {
-                if starts_with(word, prefix) {
+            let same_start = &self.prefixes[first_byte_group(word)];
+            for (prefix, number) in same_start.iter().chain(&self.prefixes[EMPTY_PREFIX]) {
+                if word.starts_with(prefix.as_str()) {
                     set_bit(row, *number);
                 }
             }
@@ -225,13 +232,11 @@ fn parse(rule: &str) -> ParsedRule {
     slots
 }
 
-/// `word.starts_with(prefix)`, with the first bytes compared inline: most words differ there.
-fn starts_with(word: &str, prefix: &str) -> bool {
-    match (word.as_bytes().first(), prefix.as_bytes().first()) {
-        (_, None) => true,
-        (Some(w), Some(p)) => w == p && word.starts_with(prefix),
-        (None, Some(_)) => false,
-    }
+/// The prefix group of a prefix or word: its first byte, or [`EMPTY_PREFIX`].
+fn first_byte_group(text: &str) -> usize {
+    text.as_bytes()
+        .first()
+        .map_or(EMPTY_PREFIX, |&byte| usize::from(byte))
 }
 
 fn set_bit(set: &mut [u64], number: usize) {
