@@ -792,6 +792,64 @@ mod tests {
     }
 
     #[test]
+    fn evidence_says_where_each_word_came_from() {
+        let tool = json!({
+            "name": "createApiKey",
+            "title": "Send mail",
+            "description": "Stores an API token behind a webhook; see the file system.",
+            "inputSchema": {"type": "object", "properties": {
+                "Method": {"type": "string", "enum": ["delete_access_token"]},
+                "shell_command": {"type": "string"},
+                "to": {"type": "string"}
+            }}
+        });
+        let evidence: Vec<String> = infer(&tool, &EffectiveHints::of(&tool))
+            .into_iter()
+            .map(|e| e.evidence)
+            .collect();
+        let expected = [
+            "name token \"create\"",
+            "name tokens \"api key\"",
+            "title word \"send\"",
+            "title word \"mail\"",
+            "enum value \"delete_access_token\" of parameter \"Method\", token \"delete\"",
+            "parameter \"shell_command\"",
+            "parameter \"to\"",
+            "description word \"webhook\"",
+            "description words \"file system\"",
+            "description words \"api token\"",
+        ];
+        for line in expected {
+            assert!(
+                evidence.iter().any(|e| e == line),
+                "{line:?} missing in {evidence:?}"
+            );
+        }
+        // After a leading verb, later words of an enum value are its object, not verbs.
+        assert!(
+            !evidence
+                .iter()
+                .any(|e| e.contains("tokens \"access token\""))
+        );
+    }
+
+    #[test]
+    fn operation_selectors_are_matched_without_case() {
+        let cases = [
+            ("method", true),
+            ("ACTION", true),
+            ("Operations", true),
+            ("op", true),
+            ("opcode", false),
+            ("méthod", false),
+            ("", false),
+        ];
+        for (parameter, expected) in cases {
+            assert_eq!(is_operation_selector(parameter), expected, "{parameter:?}");
+        }
+    }
+
+    #[test]
     fn description_gives_reach_but_not_verbs() {
         let got = caps(
             json!({"name": "thing", "description": "Deletes everything. Posts to a webhook URL, reads the file system."}),

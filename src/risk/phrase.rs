@@ -291,6 +291,11 @@ mod tests {
             ("delete", "undelete a file", false),
             ("before ~2 using ~3 tool", "Before using this tool", true),
             ("before ~2 using ~3 tool", "tool using before", false),
+            ("send *", "send it", true),
+            ("send *", "send", false),
+            ("secret*", "the secret", true),
+            ("secret* key", "secrets key", true),
+            ("Send|POST ~1 data", "post the data", true),
         ];
         for (rule, text, expected) in cases {
             assert_eq!(hit(rule, text), expected, "{rule:?} on {text:?}");

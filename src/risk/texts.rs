@@ -266,4 +266,64 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn pointers_are_rebuilt_correctly_after_every_step_back() {
+        let values: Vec<String> = (0..12).map(|i| format!("v{i}")).collect();
+        let definition = json!({
+            "a/b": {"c~d": ["x", {"e": "y"}]},
+            "inputSchema": {"properties": {
+                "p/q": {"enum": values, "description": "after"},
+                "r": {"anyOf": [{"description": "z"}], "title": "t"}
+            }},
+            "z": "last"
+        });
+        let mut visited = Vec::new();
+        for_each(&definition, &mut |pointer, text| {
+            visited.push(format!("{pointer}={text}"));
+        });
+        let expected = [
+            "/a~1b/c~0d/0=x",
+            "/a~1b/c~0d/1/e=y",
+            "/inputSchema/properties/p~1q=p/q",
+            "/inputSchema/properties/p~1q/description=after",
+            "/inputSchema/properties/p~1q/enum/0=v0",
+            "/inputSchema/properties/p~1q/enum/10=v10",
+            "/inputSchema/properties/p~1q/enum/11=v11",
+            "/inputSchema/properties/r=r",
+            "/inputSchema/properties/r/anyOf/0/description=z",
+            "/inputSchema/properties/r/title=t",
+            "/z=last",
+        ];
+        for line in expected {
+            assert!(
+                visited.iter().any(|v| v == line),
+                "{line} missing in {visited:?}"
+            );
+        }
+        assert_eq!(visited.len(), 20, "{visited:?}");
+        let collected: Vec<String> = collect(&definition)
+            .into_iter()
+            .map(|t| format!("{}={}", t.pointer, t.text))
+            .collect();
+        assert_eq!(
+            collected, visited,
+            "collect lists what for_each visits, in order"
+        );
+    }
+
+    #[test]
+    fn a_definition_that_is_not_an_object_is_walked_from_the_root() {
+        let found: Vec<(String, String)> = collect(&json!(["a", ["b"]]))
+            .into_iter()
+            .map(|t| (t.pointer, t.text))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("/0".to_string(), "a".to_string()),
+                ("/1/0".to_string(), "b".to_string())
+            ]
+        );
+    }
 }

@@ -247,4 +247,113 @@ mod tests {
     fn non_ascii_letters_stay_in_words() {
         assert_eq!(words("Größe prüfen"), ["größe", "prüfen"]);
     }
+
+    #[test]
+    fn each_piece_is_lowercased_on_its_own() {
+        // A final sigma is final within its piece, whatever follows in the text.
+        assert_eq!(words("ΟΔΟΣ'Α"), ["οδος", "α"]);
+        assert_eq!(words("ΟΔΟΣΑ"), ["οδοσα"]);
+        // Lowercasing may change the length; spans stay those of the text.
+        let text = "İSTANBUL";
+        let tokens = tokenize(text);
+        assert_eq!(tokens.len(), 1);
+        assert_eq!((tokens[0].start, tokens[0].end), (0, text.len()));
+        assert_eq!(tokens[0].word, "i\u{307}stanbul");
+    }
+
+    #[test]
+    fn refilling_replaces_every_token() {
+        let mut tokens = Tokens::of("Don't send the CREDENTIALS file");
+        tokens.fill("getUser");
+        assert_eq!(tokens.words().collect::<Vec<_>>(), ["get", "user"]);
+        assert_eq!((tokens.start(1), tokens.end(1)), (3, 7));
+        tokens.fill(" -- ");
+        assert!(tokens.is_empty());
+    }
+
+    /// The splitting rules written the plain way: collect runs, cut each run, lowercase each
+    /// piece, then join contractions. The buffered tokenizer must agree with it on any text.
+    fn reference(text: &str) -> Vec<(String, usize, usize)> {
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let mut pieces: Vec<(usize, usize)> = Vec::new();
+        let mut k = 0;
+        while k < chars.len() {
+            if !chars[k].1.is_alphanumeric() {
+                k += 1;
+                continue;
+            }
+            let run_start = k;
+            while k < chars.len() && chars[k].1.is_alphanumeric() {
+                k += 1;
+            }
+            let run = &chars[run_start..k];
+            let mut piece_start = run[0].0;
+            for i in 1..run.len() {
+                let (prev, cur) = (run[i - 1].1, run[i].1);
+                let next_is_lower = run.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+                let lower_to_upper =
+                    (prev.is_lowercase() || prev.is_ascii_digit()) && cur.is_uppercase();
+                let acronym_end = prev.is_uppercase() && cur.is_uppercase() && next_is_lower;
+                if lower_to_upper || acronym_end {
+                    pieces.push((piece_start, run[i].0));
+                    piece_start = run[i].0;
+                }
+            }
+            let run_end = chars.get(k).map_or(text.len(), |(at, _)| *at);
+            pieces.push((piece_start, run_end));
+        }
+        let mut out: Vec<(String, usize, usize)> = pieces
+            .into_iter()
+            .map(|(a, b)| (text[a..b].to_lowercase(), a, b))
+            .collect();
+        let mut i = 0;
+        while i + 1 < out.len() {
+            let apostrophe = matches!(&text[out[i].2..out[i + 1].1], "'" | "\u{2019}");
+            if out[i + 1].0 == "t" && apostrophe {
+                if let Some(auxiliary) = auxiliary_of(&out[i].0) {
+                    out[i].0 = auxiliary.to_string();
+                    out[i + 1].0 = "not".to_string();
+                    i += 1;
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Texts made of word pieces, camel humps, apostrophes and non-ASCII letters.
+        fn arb_text() -> impl Strategy<Value = String> {
+            let piece = prop_oneof![
+                "[a-zA-Z0-9]{1,6}",
+                Just("don".to_string()),
+                Just("WON".to_string()),
+                Just("t".to_string()),
+                Just("'".to_string()),
+                Just("\u{2019}".to_string()),
+                Just(" ".to_string()),
+                Just("_".to_string()),
+                Just("ΟΔΟΣ".to_string()),
+                Just("İ".to_string()),
+                Just("ǅ".to_string()),
+                Just("²".to_string()),
+                "\\PC{1,3}",
+            ];
+            prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
+        }
+
+        proptest! {
+            #[test]
+            fn agrees_with_the_plain_definition(text in arb_text()) {
+                let got: Vec<(String, usize, usize)> = tokenize(&text)
+                    .into_iter()
+                    .map(|t| (t.word, t.start, t.end))
+                    .collect();
+                prop_assert_eq!(got, reference(&text));
+            }
+        }
+    }
 }

@@ -210,6 +210,9 @@ mod tests {
             ),
             ("red \u{1b}[31mtext", &[HiddenKind::AnsiEscape]),
             ("bell\u{7}", &[HiddenKind::Control]),
+            ("del\u{7f}", &[HiddenKind::Control]),
+            ("crlf\r\n~ end", &[]),
+            ("\u{0}", &[HiddenKind::Control]),
         ];
         for (text, expected) in cases {
             assert_eq!(kinds(text), *expected, "text {:?}", escape_invisible(text));
