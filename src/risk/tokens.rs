@@ -309,12 +309,13 @@ mod tests {
         let mut i = 0;
         while i + 1 < out.len() {
             let apostrophe = matches!(&text[out[i].2..out[i + 1].1], "'" | "\u{2019}");
-            if out[i + 1].0 == "t" && apostrophe {
-                if let Some(auxiliary) = auxiliary_of(&out[i].0) {
-                    out[i].0 = auxiliary.to_string();
-                    out[i + 1].0 = "not".to_string();
-                    i += 1;
-                }
+            if out[i + 1].0 == "t"
+                && apostrophe
+                && let Some(auxiliary) = auxiliary_of(&out[i].0)
+            {
+                out[i].0 = auxiliary.to_string();
+                out[i + 1].0 = "not".to_string();
+                i += 1;
             }
             i += 1;
         }
