@@ -6,11 +6,15 @@
 //! whole-word match on snake/camel/kebab tokens, so `undelete_history` is a restore (write), not a
 //! delete, and `list_deleted_items` is a read.
 
+use std::fmt;
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::quality::EffectiveHints;
-use super::tokens::words;
+use super::tokens::Tokens;
+use super::wordhash::WordMap;
 
 /// One thing a tool can do. Ordered as listed; serialized lowercase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -396,9 +400,38 @@ const OPERATION_SELECTORS: &[&str] = &[
     "command",
 ];
 
+/// A vocabulary table turned around: each word with the capabilities it names, in table order,
+/// so a token is looked up once instead of compared with every word of every list.
+struct Lexicon(WordMap<&'static str, Vec<Capability>>);
+
+impl Lexicon {
+    fn new(table: &[(Capability, &[&'static str])]) -> Lexicon {
+        let mut words: WordMap<&'static str, Vec<Capability>> = WordMap::default();
+        for (capability, vocabulary) in table {
+            for word in *vocabulary {
+                let capabilities = words.entry(word).or_default();
+                if !capabilities.contains(capability) {
+                    capabilities.push(*capability);
+                }
+            }
+        }
+        Lexicon(words)
+    }
+
+    /// The capabilities `word` names, in table order; empty for any other word.
+    fn capabilities(&self, word: &str) -> &[Capability] {
+        self.0.get(word).map_or(&[], Vec::as_slice)
+    }
+}
+
+static VERB_WORDS: LazyLock<Lexicon> = LazyLock::new(|| Lexicon::new(VERBS));
+static REACH_WORDS: LazyLock<Lexicon> = LazyLock::new(|| Lexicon::new(REACH));
+static PROSE_WORDS: LazyLock<Lexicon> = LazyLock::new(|| Lexicon::new(PROSE));
+
 /// All evidence for one tool, in the order found, without repeats.
 pub fn infer(tool: &Value, hints: &EffectiveHints) -> Vec<Evidence> {
     let mut found = Vec::new();
+    let mut tokens = Tokens::default();
     let text = |key: &str| tool.get(key).and_then(Value::as_str).unwrap_or("");
     let annotation_title = tool
         .get("annotations")
@@ -410,14 +443,14 @@ pub fn infer(tool: &Value, hints: &EffectiveHints) -> Vec<Evidence> {
         ("title word", text("title")),
         ("title word", annotation_title),
     ] {
-        let tokens = words(source);
-        identifier_evidence(label, &verb_positions(&tokens), VERBS, &mut found);
-        identifier_evidence(label, &tokens, REACH, &mut found);
+        tokens.fill(source);
+        identifier_evidence(&label, verb_positions(&tokens), &VERB_WORDS, &mut found);
+        identifier_evidence(&label, tokens.words(), &REACH_WORDS, &mut found);
     }
     for (parameter, schema) in parameters(tool) {
-        let tokens = words(parameter);
+        tokens.fill(parameter);
         parameter_evidence(parameter, &tokens, &mut found);
-        if OPERATION_SELECTORS.contains(&parameter.to_lowercase().as_str()) {
+        if is_operation_selector(parameter) {
             for value in schema
                 .get("enum")
                 .and_then(Value::as_array)
@@ -427,14 +460,33 @@ pub fn infer(tool: &Value, hints: &EffectiveHints) -> Vec<Evidence> {
                 let Some(value) = value.as_str() else {
                     continue;
                 };
-                let label = format!("enum value {value:?} of parameter {parameter:?}, token");
-                identifier_evidence(&label, &verb_positions(&words(value)), VERBS, &mut found);
+                tokens.fill(value);
+                let label = EnumLabel { value, parameter };
+                identifier_evidence(&label, verb_positions(&tokens), &VERB_WORDS, &mut found);
             }
         }
     }
-    prose_evidence(&words(text("description")), &mut found);
+    tokens.fill(text("description"));
+    prose_evidence(&tokens, &mut found);
     annotation_evidence(hints, &mut found);
     dedup(found)
+}
+
+/// The label of evidence from an operation selector's enum value, written only when evidence
+/// is found.
+struct EnumLabel<'a> {
+    value: &'a str,
+    parameter: &'a str,
+}
+
+impl fmt::Display for EnumLabel<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "enum value {:?} of parameter {:?}, token",
+            self.value, self.parameter
+        )
+    }
 }
 
 /// The distinct capabilities in `evidence`, sorted.
@@ -449,107 +501,131 @@ pub fn distinct(evidence: &[Evidence]) -> Vec<Capability> {
 /// names its object after it, so later words are nouns (`run`), except after `and`/`or`
 /// (`create_or_update_file`). A name that starts with a noun (`repo_delete`, `issue_write`) keeps
 /// every token.
-fn verb_positions(tokens: &[String]) -> Vec<String> {
-    let is_verb = |t: &String| VERBS.iter().any(|(_, words)| words.contains(&t.as_str()));
-    if !tokens.first().is_some_and(is_verb) {
-        return tokens.to_vec();
-    }
-    tokens
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i == 0 || matches!(tokens[i - 1].as_str(), "and" | "or" | "then"))
-        .map(|(_, t)| t.clone())
-        .collect()
+fn verb_positions(tokens: &Tokens) -> impl Iterator<Item = &str> + Clone {
+    let starts_with_verb =
+        !tokens.is_empty() && !VERB_WORDS.capabilities(tokens.word(0)).is_empty();
+    (0..tokens.len())
+        .filter(move |&i| {
+            !starts_with_verb || i == 0 || matches!(tokens.word(i - 1), "and" | "or" | "then")
+        })
+        .map(|i| tokens.word(i))
 }
 
-fn parameters(tool: &Value) -> Vec<(&str, &Value)> {
+/// The top-level input properties: name and schema.
+fn parameters(tool: &Value) -> impl Iterator<Item = (&str, &Value)> {
     tool.get("inputSchema")
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object)
-        .map(|props| props.iter().map(|(k, v)| (k.as_str(), v)).collect())
-        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .map(|(name, schema)| (name.as_str(), schema))
 }
 
-fn identifier_evidence(
-    label: &str,
-    tokens: &[String],
-    table: &[(Capability, &[&str])],
+/// Whether a parameter, compared without case, is one of `OPERATION_SELECTORS`.
+fn is_operation_selector(parameter: &str) -> bool {
+    if parameter.is_ascii() {
+        OPERATION_SELECTORS
+            .iter()
+            .any(|selector| parameter.eq_ignore_ascii_case(selector))
+    } else {
+        // Unicode lowercasing can turn a non-ASCII letter into ASCII (the Kelvin sign into `k`).
+        OPERATION_SELECTORS.contains(&parameter.to_lowercase().as_str())
+    }
+}
+
+fn identifier_evidence<'w>(
+    label: &dyn fmt::Display,
+    words: impl Iterator<Item = &'w str> + Clone,
+    lexicon: &Lexicon,
     out: &mut Vec<Evidence>,
 ) {
-    for token in tokens {
-        for (capability, vocabulary) in table {
-            if vocabulary.contains(&token.as_str()) {
-                out.push(Evidence {
-                    capability: *capability,
-                    evidence: format!("{label} {token:?}"),
-                });
-            }
+    for word in words.clone() {
+        for capability in lexicon.capabilities(word) {
+            out.push(Evidence {
+                capability: *capability,
+                evidence: format!("{label} {word:?}"),
+            });
         }
     }
-    secret_pairs(label, tokens, out);
+    secret_pairs(label, words, out);
 }
 
-fn secret_pairs(label: &str, tokens: &[String], out: &mut Vec<Evidence>) {
-    for pair in tokens.windows(2) {
-        let is_secret = SECRET_PAIRS.contains(&pair[0].as_str())
-            && matches!(pair[1].as_str(), "key" | "keys" | "token" | "tokens");
-        if is_secret {
+/// Two neighbouring words that name a secret (`api key`, `access token`).
+fn is_secret_pair(first: &str, second: &str) -> bool {
+    SECRET_PAIRS.contains(&first) && matches!(second, "key" | "keys" | "token" | "tokens")
+}
+
+/// Consecutive pairs of `words`.
+fn pairs<'w>(
+    words: impl Iterator<Item = &'w str> + Clone,
+) -> impl Iterator<Item = (&'w str, &'w str)> {
+    words.clone().zip(words.skip(1))
+}
+
+fn secret_pairs<'w>(
+    label: &dyn fmt::Display,
+    words: impl Iterator<Item = &'w str> + Clone,
+    out: &mut Vec<Evidence>,
+) {
+    for (first, second) in pairs(words) {
+        if is_secret_pair(first, second) {
             out.push(Evidence {
                 capability: Secrets,
-                evidence: format!("{label}s \"{} {}\"", pair[0], pair[1]),
+                evidence: format!("{label}s \"{first} {second}\""),
             });
         }
     }
 }
 
-fn parameter_evidence(parameter: &str, tokens: &[String], out: &mut Vec<Evidence>) {
-    let whole = tokens.join("_");
+fn parameter_evidence(parameter: &str, tokens: &Tokens, out: &mut Vec<Evidence>) {
     let mut push = |capability: Capability| {
         out.push(Evidence {
             capability,
             evidence: format!("parameter {parameter:?}"),
         })
     };
-    for (capability, vocabulary) in REACH {
-        let reaches = tokens
-            .iter()
-            .any(|t| vocabulary.contains(&t.as_str()) && !PARAMETER_NOISE.contains(&t.as_str()));
+    for (capability, _) in REACH {
+        let reaches = tokens.words().any(|word| {
+            !PARAMETER_NOISE.contains(&word) && REACH_WORDS.capabilities(word).contains(capability)
+        });
         if reaches {
             push(*capability);
         }
     }
-    if matches!(
-        whole.as_str(),
-        "command" | "cmd" | "script" | "shell" | "shell_command"
-    ) {
+    // The whole name, its words joined by `_`, is one of these.
+    let spelled = |words: &[&str]| tokens.words().eq(words.iter().copied());
+    let executes = [
+        &["command"][..],
+        &["cmd"],
+        &["script"],
+        &["shell"],
+        &["shell", "command"],
+    ];
+    if executes.iter().any(|words| spelled(words)) {
         push(Execute);
     }
-    if matches!(whole.as_str(), "to" | "token") {
-        push(if whole == "to" { Messaging } else { Secrets });
+    if spelled(&["to"]) {
+        push(Messaging);
+    } else if spelled(&["token"]) {
+        push(Secrets);
     }
-    let secret_pair = tokens.windows(2).any(|p| {
-        SECRET_PAIRS.contains(&p[0].as_str())
-            && matches!(p[1].as_str(), "key" | "keys" | "token" | "tokens")
-    });
-    if secret_pair {
+    if pairs(tokens.words()).any(|(first, second)| is_secret_pair(first, second)) {
         push(Secrets);
     }
 }
 
-fn prose_evidence(tokens: &[String], out: &mut Vec<Evidence>) {
-    for token in tokens {
-        for (capability, vocabulary) in PROSE {
-            if vocabulary.contains(&token.as_str()) {
-                out.push(Evidence {
-                    capability: *capability,
-                    evidence: format!("description word {token:?}"),
-                });
-            }
+fn prose_evidence(tokens: &Tokens, out: &mut Vec<Evidence>) {
+    for word in tokens.words() {
+        for capability in PROSE_WORDS.capabilities(word) {
+            out.push(Evidence {
+                capability: *capability,
+                evidence: format!("description word {word:?}"),
+            });
         }
     }
-    for pair in tokens.windows(2) {
+    for (word, next) in pairs(tokens.words()) {
         for (capability, first, second) in PROSE_PAIRS {
-            if pair[0] == *first && pair[1] == *second {
+            if word == *first && next == *second {
                 out.push(Evidence {
                     capability: *capability,
                     evidence: format!("description words \"{first} {second}\""),
@@ -557,7 +633,7 @@ fn prose_evidence(tokens: &[String], out: &mut Vec<Evidence>) {
             }
         }
     }
-    secret_pairs("description word", tokens, out);
+    secret_pairs(&"description word", tokens.words(), out);
 }
 
 /// A tool whose words name no verb falls back on its effective read-only hint, so every tool
@@ -713,6 +789,64 @@ mod tests {
             evidence[0].evidence,
             "no read-only promise (effective readOnlyHint: false)"
         );
+    }
+
+    #[test]
+    fn evidence_says_where_each_word_came_from() {
+        let tool = json!({
+            "name": "createApiKey",
+            "title": "Send mail",
+            "description": "Stores an API token behind a webhook; see the file system.",
+            "inputSchema": {"type": "object", "properties": {
+                "Method": {"type": "string", "enum": ["delete_access_token"]},
+                "shell_command": {"type": "string"},
+                "to": {"type": "string"}
+            }}
+        });
+        let evidence: Vec<String> = infer(&tool, &EffectiveHints::of(&tool))
+            .into_iter()
+            .map(|e| e.evidence)
+            .collect();
+        let expected = [
+            "name token \"create\"",
+            "name tokens \"api key\"",
+            "title word \"send\"",
+            "title word \"mail\"",
+            "enum value \"delete_access_token\" of parameter \"Method\", token \"delete\"",
+            "parameter \"shell_command\"",
+            "parameter \"to\"",
+            "description word \"webhook\"",
+            "description words \"file system\"",
+            "description words \"api token\"",
+        ];
+        for line in expected {
+            assert!(
+                evidence.iter().any(|e| e == line),
+                "{line:?} missing in {evidence:?}"
+            );
+        }
+        // After a leading verb, later words of an enum value are its object, not verbs.
+        assert!(
+            !evidence
+                .iter()
+                .any(|e| e.contains("tokens \"access token\""))
+        );
+    }
+
+    #[test]
+    fn operation_selectors_are_matched_without_case() {
+        let cases = [
+            ("method", true),
+            ("ACTION", true),
+            ("Operations", true),
+            ("op", true),
+            ("opcode", false),
+            ("méthod", false),
+            ("", false),
+        ];
+        for (parameter, expected) in cases {
+            assert_eq!(is_operation_selector(parameter), expected, "{parameter:?}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! - [`dupkeys`]: duplicate object keys, found while parsing.
 //! - [`rename`]: rename hints between removed and added tools.
 //! - [`identity`]: the identity signal (same version, replaced server) and severity raising.
+//! - [`wordhash`]: the fast hash of the rules' word tables.
 
 pub mod capability;
 pub mod dupkeys;
@@ -27,6 +28,7 @@ pub mod rename;
 pub mod texts;
 pub mod tokens;
 pub mod unicode;
+pub mod wordhash;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

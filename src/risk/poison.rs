@@ -7,14 +7,15 @@
 //! vendors write, and they produce nothing here.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
 use serde_json::Value;
 
-use super::phrase::{Phrase, Words};
-use super::tokens::{Token, tokenize};
+use super::phrase::{PhraseBook, TextIndex};
+use super::tokens::Tokens;
 use super::unicode::{self, HiddenKind};
 use super::{Finding, Risk, kind, pointer_segment, texts};
 
@@ -23,15 +24,38 @@ const EXCERPT_CHARS: usize = 160;
 
 /// Scans one text for poisoning markers and advisories; at most one finding per pattern.
 pub fn scan_text(pointer: &str, text: &str) -> Vec<Finding> {
-    let tokens = tokenize(text);
-    let words = Words::new(&tokens);
-    let mut hits: Vec<(&'static str, Span)> = structural_markers(text);
-    for rule in PHRASE_RULES.iter() {
-        if hits.iter().any(|(id, _)| *id == rule.id) {
+    scan_text_with(&mut Scratch::default(), pointer, text)
+}
+
+/// The buffers one text scan works in, kept from text to text so that scanning the many texts
+/// of a server allocates little.
+#[derive(Debug, Default)]
+struct Scratch {
+    tokens: Tokens,
+    index: TextIndex,
+    /// The text with ASCII letters lowercased (same byte offsets as the text).
+    lower: String,
+}
+
+/// [`scan_text`] in reused buffers.
+fn scan_text_with(scratch: &mut Scratch, pointer: &str, text: &str) -> Vec<Finding> {
+    scratch.tokens.fill(text);
+    scratch.lower.clear();
+    scratch.lower.push_str(text);
+    scratch.lower.make_ascii_lowercase();
+    let mut hits: Vec<(&'static str, Span)> = Vec::new();
+    structural_markers(text, &scratch.lower, &scratch.tokens, &mut hits);
+    let rules = &*PHRASE_RULES;
+    rules.book.index(&scratch.tokens, &mut scratch.index);
+    for (id, phrases) in &rules.rules {
+        if hits.iter().any(|(hit, _)| hit == id) {
             continue;
         }
-        if let Some(span) = rule.find(&tokens, &words) {
-            hits.push((rule.id, span));
+        let first_match = phrases
+            .clone()
+            .find_map(|phrase| rules.book.find(phrase, &scratch.index));
+        if let Some((a, b)) = first_match {
+            hits.push((id, (scratch.tokens.start(a), scratch.tokens.end(b))));
         }
     }
     let mut findings: Vec<Finding> = hits
@@ -71,6 +95,7 @@ pub fn scan_server_instructions(text: &str) -> Vec<Finding> {
 #[derive(Debug, Default)]
 pub struct ScanCache {
     seen: HashMap<String, Vec<Finding>>,
+    scratch: Scratch,
 }
 
 impl ScanCache {
@@ -85,7 +110,7 @@ impl ScanCache {
                 })
                 .collect();
         }
-        let found = scan_text(pointer, text);
+        let found = scan_text_with(&mut self.scratch, pointer, text);
         self.seen.insert(text.to_string(), found.clone());
         found
     }
@@ -98,10 +123,11 @@ pub fn scan_definition(definition: &Value) -> Vec<Finding> {
 
 /// [`scan_definition`] sharing a cache with other definitions of the same server.
 pub fn scan_definition_with(cache: &mut ScanCache, definition: &Value) -> Vec<Finding> {
-    texts::collect(definition)
-        .iter()
-        .flat_map(|t| cache.scan(&t.pointer, &t.text))
-        .collect()
+    let mut findings = Vec::new();
+    texts::for_each(definition, &mut |pointer, text| {
+        findings.extend(cache.scan(pointer, text));
+    });
+    findings
 }
 
 /// Scans a tool: its texts, then its optional parameters that could carry stolen data out.
@@ -170,14 +196,7 @@ fn optional_carrier_parameters(tool: &Value) -> Vec<(String, String)> {
     properties
         .keys()
         .filter(|name| !required.contains(&name.as_str()))
-        .filter(|name| {
-            let folded: String = name
-                .chars()
-                .filter(|c| c.is_alphanumeric())
-                .collect::<String>()
-                .to_lowercase();
-            CARRIER_NAMES.contains(&folded.as_str())
-        })
+        .filter(|name| is_carrier_name(name))
         .map(|name| {
             (
                 name.clone(),
@@ -187,26 +206,48 @@ fn optional_carrier_parameters(tool: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A phrase-based rule: fires when any of its phrases matches.
-struct PhraseRule {
-    id: &'static str,
-    phrases: Vec<Phrase>,
+/// A carrier name compared without case, `_`, `-` or any other non-alphanumeric character.
+fn is_carrier_name(name: &str) -> bool {
+    if name.is_ascii() {
+        let folded = name.bytes().filter(u8::is_ascii_alphanumeric);
+        CARRIER_NAMES.iter().any(|carrier| {
+            folded
+                .clone()
+                .map(|b| b.to_ascii_lowercase())
+                .eq(carrier.bytes())
+        })
+    } else {
+        // Unicode lowercasing can turn a non-ASCII letter into ASCII (the Kelvin sign into `k`).
+        let folded: String = name
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .collect::<String>()
+            .to_lowercase();
+        CARRIER_NAMES.contains(&folded.as_str())
+    }
 }
 
-impl PhraseRule {
-    fn new(id: &'static str, rules: &[&str]) -> PhraseRule {
-        PhraseRule {
-            id,
-            phrases: rules.iter().map(|r| Phrase::new(r)).collect(),
-        }
-    }
+/// The phrase-based rules: each fires when any of its phrases matches. All phrases live in one
+/// book, so a text is indexed once for all of them.
+struct PhraseRules {
+    book: PhraseBook,
+    /// Rule id and the book's numbers of its phrases, in the order the rules are tried.
+    rules: Vec<(&'static str, Range<usize>)>,
+}
 
-    /// Byte span of the first match.
-    fn find(&self, tokens: &[Token], words: &Words<'_>) -> Option<(usize, usize)> {
-        self.phrases
-            .iter()
-            .find_map(|p| p.find_in(words))
-            .map(|(a, b)| (tokens[a].start, tokens[b].end))
+impl PhraseRules {
+    fn new(rules: &[(&'static str, Vec<String>)]) -> PhraseRules {
+        let mut all: Vec<&str> = Vec::new();
+        let mut ranges = Vec::new();
+        for (id, phrases) in rules {
+            let first = all.len();
+            all.extend(phrases.iter().map(String::as_str));
+            ranges.push((*id, first..all.len()));
+        }
+        PhraseRules {
+            book: PhraseBook::new(&all),
+            rules: ranges,
+        }
     }
 }
 
@@ -215,10 +256,15 @@ const SENSITIVE: &str = "ssh|rsa|ed25519|credential*|password*|passwd|secret*|en
 /// Verbs that move data somewhere.
 const SEND: &str = "send|include|pass|forward|upload|post|share|leak|attach|append|copy|paste|dump|exfiltrate|transmit|email";
 
-static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
+/// One rule of the table: its id and its phrases.
+fn rule(id: &'static str, phrases: &[&str]) -> (&'static str, Vec<String>) {
+    (id, phrases.iter().map(|p| p.to_string()).collect())
+}
+
+static PHRASE_RULES: LazyLock<PhraseRules> = LazyLock::new(|| {
     let read_or_send = format!("read|cat|open|fetch|retrieve|extract|gather|collect|{SEND}");
-    vec![
-        PhraseRule::new(
+    PhraseRules::new(&[
+        rule(
             "concealment",
             &[
                 "do|does|must|should|shall|will not ~1 tell|mention|inform|notify|reveal|show|alert|disclose|warn ~3 user|users|human",
@@ -231,7 +277,7 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
                 "keep this|these|it ~2 secret|hidden|private ~2 from ~2 user|users",
             ],
         ),
-        PhraseRule::new(
+        rule(
             "pre_invocation_directive",
             &[
                 &format!(
@@ -240,7 +286,7 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
                 "otherwise ~3 tool|function ~2 not|never ~1 work",
             ],
         ),
-        PhraseRule::new(
+        rule(
             "conversation_exfil",
             &[
                 &format!(
@@ -252,7 +298,7 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
                 &format!("reveal|repeat|print|output|{SEND} ~4 system prompt*|instructions"),
             ],
         ),
-        PhraseRule::new(
+        rule(
             "instruction_hijack",
             &[
                 "ignore|disregard|forget ~3 previous|prior|above|earlier|preceding|all|any|other|original|system|your ~2 instruction*|prompt*|direction*|guideline*",
@@ -263,7 +309,7 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
                 "do not follow|obey ~3 previous|user|system|other|original ~2 instruction*|rule*",
             ],
         ),
-        PhraseRule::new(
+        rule(
             "cross_tool_shadowing",
             &[
                 "when|while|if|whenever this tool is available|present|installed|loaded|enabled|connected",
@@ -277,14 +323,14 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
                 "other tool|tools|server|servers must|should|will ~3 send|use|call|route|include|add|bcc|cc|forward",
             ],
         ),
-        PhraseRule::new(
+        rule(
             "credential_harvesting",
             &[
                 &format!("{SEND}|print|reveal ~4 environment|env ~1 variable*|vars|var"),
                 &format!("{SEND}|print|reveal ~4 printenv|environ"),
             ],
         ),
-        PhraseRule::new(
+        rule(
             "encoded_payload_directive",
             &[
                 "decode|deobfuscate|unescape ~6 execute|eval|evaluate|follow|obey",
@@ -292,45 +338,47 @@ static PHRASE_RULES: LazyLock<Vec<PhraseRule>> = LazyLock::new(|| {
                 &format!("{SEND} ~6 {SENSITIVE} ~6 encode|encoded|base64|obfuscate"),
             ],
         ),
-    ]
+    ])
 });
 
 type Span = (usize, usize);
 /// A detector that looks at characters: returns the span of its first hit.
 type Detector = fn(&str) -> Option<Span>;
 
-/// Markers found by looking at characters rather than words.
-fn structural_markers(text: &str) -> Vec<(&'static str, Span)> {
-    let mut found = Vec::new();
-    found.extend(hidden_character_markers(text));
+/// Markers found by looking at characters rather than words, pushed onto `found`. `lower` is
+/// `text` with ASCII letters lowercased, `tokens` its word tokens.
+fn structural_markers(
+    text: &str,
+    lower: &str,
+    tokens: &Tokens,
+    found: &mut Vec<(&'static str, Span)>,
+) {
+    hidden_character_markers(text, found);
     if let Some((s, e)) = unicode::mixed_script_words(text).first() {
         found.push(("homoglyph", (*s, *e)));
     }
     // ASCII lowercasing keeps every byte offset, so spans found in `lower` fit `text`.
-    let lower = text.to_ascii_lowercase();
-    let checks: [(&'static str, Detector); 6] = [
+    let checks: [(&'static str, Detector); 4] = [
         ("pseudo_system_tag", pseudo_system_tag),
         ("hidden_html_comment", hidden_html_comment),
         ("secret_file_path", secret_file_path),
         ("exfil_endpoint", exfil_endpoint),
-        ("credential_harvesting", credential_variable),
-        ("encoded_blob", encoded_blob),
     ];
     for (id, check) in checks {
-        let source = if id == "encoded_blob" || id == "credential_harvesting" {
-            text
-        } else {
-            lower.as_str()
-        };
-        if let Some(span) = check(source) {
+        if let Some(span) = check(lower) {
             found.push((id, span));
         }
     }
-    found
+    if let Some(span) = credential_variable(text, tokens) {
+        found.push(("credential_harvesting", span));
+    }
+    if let Some(span) = encoded_blob(text) {
+        found.push(("encoded_blob", span));
+    }
 }
 
-fn hidden_character_markers(text: &str) -> Vec<(&'static str, Span)> {
-    let mut found: Vec<(&'static str, Span)> = Vec::new();
+/// The first hidden character of each kind, pushed onto `found`.
+fn hidden_character_markers(text: &str, found: &mut Vec<(&'static str, Span)>) {
     for hidden in unicode::hidden_characters(text) {
         let id = match hidden.kind {
             HiddenKind::ZeroWidth => "zero_width_character",
@@ -350,7 +398,6 @@ fn hidden_character_markers(text: &str) -> Vec<(&'static str, Span)> {
         };
         found.push((id, (hidden.at, end)));
     }
-    found
 }
 
 fn tag_run_end(text: &str, start: usize) -> usize {
@@ -390,6 +437,10 @@ fn pseudo_system_tag(lower: &str) -> Option<Span> {
         "instructions",
         "instruction",
     ];
+    // Every shape opens with `<` or `[`.
+    if !lower.bytes().any(|b| b == b'<' || b == b'[') {
+        return None;
+    }
     if let Some(at) = lower.find("<|")
         && let Some(len) = lower[at..].find("|>")
     {
@@ -421,9 +472,15 @@ fn pseudo_system_tag(lower: &str) -> Option<Span> {
 
 /// An HTML comment with words in it: rendered views hide it, the model reads it.
 fn hidden_html_comment(lower: &str) -> Option<Span> {
+    if !lower.contains('<') {
+        return None;
+    }
     let at = lower.find("<!--")?;
     let close = lower[at..].find("-->").map_or(lower.len(), |i| at + i + 3);
-    let body = &lower[at + 4..close.saturating_sub(3).max(at + 4)];
+    // Without a closing `-->` the last three bytes are left out of the body as well; they may
+    // end inside a multi-byte character, so the cut moves back to a character boundary.
+    let body_end = floor_char_boundary(lower, close.saturating_sub(3)).max(at + 4);
+    let body = &lower[at + 4..body_end];
     body.chars().any(char::is_alphabetic).then_some((at, close))
 }
 
@@ -516,14 +573,23 @@ fn exfil_endpoint(lower: &str) -> Option<Span> {
         "localtunnel.me",
         "loca.lt",
     ];
-    const TLDS: &[&str] = &[
-        "tk", "ml", "ga", "cf", "gq", "xyz", "top", "zip", "mov", "click", "pw", "icu", "buzz",
-        "cam", "monster", "rest", "su", "cyou", "sbs", "lol", "onion",
-    ];
     static SERVICE_MATCHER: LazyLock<Option<AhoCorasick>> =
         LazyLock::new(|| AhoCorasick::new(SERVICES).ok());
     if let Some(found) = SERVICE_MATCHER.as_ref().and_then(|m| m.find(lower)) {
         return Some((found.start(), found.end()));
+    }
+    suspicious_url(lower).or_else(|| phone_number(lower))
+}
+
+/// A URL whose host is a raw IP address or ends in an abused TLD.
+fn suspicious_url(lower: &str) -> Option<Span> {
+    const TLDS: &[&str] = &[
+        "tk", "ml", "ga", "cf", "gq", "xyz", "top", "zip", "mov", "click", "pw", "icu", "buzz",
+        "cam", "monster", "rest", "su", "cyou", "sbs", "lol", "onion",
+    ];
+    // Both schemes need a colon; most texts have none.
+    if !lower.contains(':') {
+        return None;
     }
     for scheme in ["http://", "https://"] {
         for (at, _) in lower.match_indices(scheme) {
@@ -548,7 +614,7 @@ fn exfil_endpoint(lower: &str) -> Option<Span> {
             }
         }
     }
-    phone_number(lower)
+    None
 }
 
 /// `+` followed by 10 to 15 digits (spaces, dashes, dots and parentheses allowed between).
@@ -580,8 +646,8 @@ fn phone_number(text: &str) -> Option<Span> {
 }
 
 /// An upper-case credential variable (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`) near a verb that
-/// reads or moves it.
-fn credential_variable(text: &str) -> Option<Span> {
+/// reads or moves it. `tokens` are the word tokens of `text`.
+fn credential_variable(text: &str, tokens: &Tokens) -> Option<Span> {
     const PARTS: &[&str] = &[
         "KEY",
         "TOKEN",
@@ -614,8 +680,11 @@ fn credential_variable(text: &str) -> Option<Span> {
         "output",
         "echo",
     ];
-    let tokens = tokenize(text);
-    for (start, word) in runs(text, |c| c.is_ascii_alphanumeric() || c == '_') {
+    // A credential variable has an underscore; most texts have none.
+    if !text.contains('_') {
+        return None;
+    }
+    for (start, word) in ascii_runs(text, |b| b.is_ascii_alphanumeric() || b == b'_') {
         let shaped = word.len() >= 5
             && word.contains('_')
             && word
@@ -624,26 +693,36 @@ fn credential_variable(text: &str) -> Option<Span> {
         if !shaped || !word.split('_').any(|p| PARTS.contains(&p)) {
             continue;
         }
-        let index = tokens.iter().position(|t| t.start >= start).unwrap_or(0);
-        let window = &tokens[index.saturating_sub(8)..(index + 8).min(tokens.len())];
-        if window.iter().any(|t| VERBS.contains(&t.word.as_str())) {
+        let index = (0..tokens.len())
+            .position(|i| tokens.start(i) >= start)
+            .unwrap_or(0);
+        let window = index.saturating_sub(8)..(index + 8).min(tokens.len());
+        if window.into_iter().any(|i| VERBS.contains(&tokens.word(i))) {
             return Some((start, start + word.len()));
         }
     }
     None
 }
 
+/// The bytes a base64 run is made of: both alphabets (`+/` and `-_`) and the `=` padding.
+const BASE64_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
+        byte += 1;
+    }
+    table
+};
+
 /// A base64 run of at least 24 characters that decodes to readable text: a hidden message.
 fn encoded_blob(text: &str) -> Option<Span> {
-    let is_b64 = |c: char| c.is_ascii_alphanumeric() || "+/-_=".contains(c);
-    let mut offset = 0;
-    for run in text.split(|c: char| !is_b64(c)) {
-        let start = offset;
-        offset += run.len()
-            + text[offset + run.len()..]
-                .chars()
-                .next()
-                .map_or(0, char::len_utf8);
+    // The shortest blob worth decoding has 24 characters.
+    if text.len() < 24 {
+        return None;
+    }
+    for (start, run) in ascii_runs(text, |b| BASE64_BYTES[usize::from(b)]) {
         let body = run.trim_end_matches('=');
         if body.len() < 24 {
             continue;
@@ -655,24 +734,20 @@ fn encoded_blob(text: &str) -> Option<Span> {
     None
 }
 
-/// Maximal runs of characters that satisfy `keep`, with their byte offsets.
-fn runs(text: &str, keep: fn(char) -> bool) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in text.char_indices() {
-        match (keep(c), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                out.push((s, &text[s..i]));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        out.push((s, &text[s..]));
-    }
-    out
+/// Maximal runs of ASCII characters that satisfy `keep`, with their byte offsets. Bytes of a
+/// multi-byte character are never ASCII, so they end a run like any other rejected character.
+fn ascii_runs(text: &str, keep: impl Fn(u8) -> bool) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + bytes[at..].iter().position(|&b| keep(b))?;
+        let len = bytes[start..]
+            .iter()
+            .position(|&b| !keep(b))
+            .unwrap_or(bytes.len() - start);
+        at = start + len;
+        Some((start, &text[start..at]))
+    })
 }
 
 fn decode_base64(body: &str) -> Option<Vec<u8>> {

@@ -5,6 +5,8 @@
 //! keywords that only carry structure (`type`, `$ref`, `required`, `format`, `pattern`) are left
 //! out, and so are `icons`, which a client renders but never hands to the model.
 
+use std::fmt::Write;
+
 use serde_json::Value;
 
 use super::pointer_segment;
@@ -63,85 +65,137 @@ const STRUCTURAL: &[&str] = &[
 /// The texts of one definition (a tool, a prompt, a resource), pointers relative to it.
 pub fn collect(definition: &Value) -> Vec<Text> {
     let mut out = Vec::new();
-    match definition {
-        Value::Object(map) => {
-            for (key, value) in map {
-                let pointer = format!("/{}", pointer_segment(key));
-                if SKIPPED_KEYS.contains(&key.as_str()) {
-                    continue;
-                }
-                if SCHEMA_KEYS.contains(&key.as_str()) {
-                    walk_schema(&pointer, value, &mut out);
-                } else {
-                    walk_strings(&pointer, value, key == "_meta", &mut out);
-                }
-            }
-        }
-        other => walk_strings("", other, false, &mut out),
-    }
+    for_each(definition, &mut |pointer, text| {
+        out.push(Text {
+            pointer: pointer.to_string(),
+            text: text.to_string(),
+        })
+    });
     out
 }
 
-/// Walks a JSON Schema: property names are texts, keyword values are prose or sub-schemas.
-fn walk_schema(pointer: &str, schema: &Value, out: &mut Vec<Text>) {
-    let Value::Object(map) = schema else {
-        return;
+/// Calls `visit(pointer, text)` for every text of one definition, in the order [`collect`]
+/// lists them, without copying a text or building a pointer per text: the pointer is one
+/// buffer that grows and shrinks along the walk.
+pub fn for_each(definition: &Value, visit: &mut dyn FnMut(&str, &str)) {
+    let mut walk = Walk {
+        pointer: String::new(),
+        visit,
     };
-    for (key, value) in map {
-        let here = format!("{pointer}/{}", pointer_segment(key));
-        if NAMED_SUBSCHEMAS.contains(&key.as_str()) {
-            if let Value::Object(named) = value {
-                for (name, sub) in named {
-                    let at = format!("{here}/{}", pointer_segment(name));
-                    if key == "properties" {
-                        out.push(Text {
-                            pointer: at.clone(),
-                            text: name.clone(),
-                        });
-                    }
-                    walk_schema(&at, sub, out);
+    match definition {
+        Value::Object(map) => {
+            for (key, value) in map {
+                if SKIPPED_KEYS.contains(&key.as_str()) {
+                    continue;
                 }
-            }
-        } else if SUBSCHEMAS.contains(&key.as_str()) {
-            match value {
-                Value::Array(items) => {
-                    for (i, item) in items.iter().enumerate() {
-                        walk_schema(&format!("{here}/{i}"), item, out);
-                    }
+                let mark = walk.enter(key);
+                if SCHEMA_KEYS.contains(&key.as_str()) {
+                    walk.schema(value);
+                } else {
+                    walk.strings(value, key == "_meta");
                 }
-                other => walk_schema(&here, other, out),
+                walk.leave(mark);
             }
-        } else if !STRUCTURAL.contains(&key.as_str()) {
-            walk_strings(&here, value, false, out);
         }
+        other => walk.strings(other, false),
     }
 }
 
-/// Collects every string under `value`; with `keys`, object keys count as texts too.
-fn walk_strings(pointer: &str, value: &Value, keys: bool, out: &mut Vec<Text>) {
-    match value {
-        Value::String(s) => out.push(Text {
-            pointer: pointer.to_string(),
-            text: s.clone(),
-        }),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                walk_strings(&format!("{pointer}/{i}"), item, keys, out);
-            }
+/// The state of one walk: the pointer of the current value and the visitor.
+struct Walk<'v> {
+    pointer: String,
+    visit: &'v mut dyn FnMut(&str, &str),
+}
+
+impl Walk<'_> {
+    /// Appends `/segment` (escaped) to the pointer; returns the length to go back to.
+    fn enter(&mut self, segment: &str) -> usize {
+        let mark = self.pointer.len();
+        self.pointer.push('/');
+        if segment.contains(['~', '/']) {
+            self.pointer.push_str(&pointer_segment(segment));
+        } else {
+            self.pointer.push_str(segment);
         }
-        Value::Object(map) => {
-            for (key, item) in map {
-                let at = format!("{pointer}/{}", pointer_segment(key));
-                if keys {
-                    out.push(Text {
-                        pointer: at.clone(),
-                        text: key.clone(),
-                    });
+        mark
+    }
+
+    /// Appends `/index` to the pointer; returns the length to go back to.
+    fn enter_index(&mut self, index: usize) -> usize {
+        let mark = self.pointer.len();
+        // Writing into a String cannot fail.
+        let _ = write!(self.pointer, "/{index}");
+        mark
+    }
+
+    /// Drops what the matching `enter` appended.
+    fn leave(&mut self, mark: usize) {
+        self.pointer.truncate(mark);
+    }
+
+    fn text(&mut self, text: &str) {
+        (self.visit)(&self.pointer, text);
+    }
+
+    /// Walks a JSON Schema: property names are texts, keyword values are prose or sub-schemas.
+    fn schema(&mut self, schema: &Value) {
+        let Value::Object(map) = schema else {
+            return;
+        };
+        for (key, value) in map {
+            let mark = self.enter(key);
+            if NAMED_SUBSCHEMAS.contains(&key.as_str()) {
+                if let Value::Object(named) = value {
+                    for (name, sub) in named {
+                        let named_mark = self.enter(name);
+                        if key == "properties" {
+                            self.text(name);
+                        }
+                        self.schema(sub);
+                        self.leave(named_mark);
+                    }
                 }
-                walk_strings(&at, item, keys, out);
+            } else if SUBSCHEMAS.contains(&key.as_str()) {
+                match value {
+                    Value::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            let item_mark = self.enter_index(i);
+                            self.schema(item);
+                            self.leave(item_mark);
+                        }
+                    }
+                    other => self.schema(other),
+                }
+            } else if !STRUCTURAL.contains(&key.as_str()) {
+                self.strings(value, false);
             }
+            self.leave(mark);
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+
+    /// Visits every string under `value`; with `keys`, object keys count as texts too.
+    fn strings(&mut self, value: &Value, keys: bool) {
+        match value {
+            Value::String(s) => self.text(s),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let mark = self.enter_index(i);
+                    self.strings(item, keys);
+                    self.leave(mark);
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    let mark = self.enter(key);
+                    if keys {
+                        self.text(key);
+                    }
+                    self.strings(item, keys);
+                    self.leave(mark);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
     }
 }
 
@@ -211,5 +265,65 @@ mod tests {
                 "structural text {text:?} collected"
             );
         }
+    }
+
+    #[test]
+    fn pointers_are_rebuilt_correctly_after_every_step_back() {
+        let values: Vec<String> = (0..12).map(|i| format!("v{i}")).collect();
+        let definition = json!({
+            "a/b": {"c~d": ["x", {"e": "y"}]},
+            "inputSchema": {"properties": {
+                "p/q": {"enum": values, "description": "after"},
+                "r": {"anyOf": [{"description": "z"}], "title": "t"}
+            }},
+            "z": "last"
+        });
+        let mut visited = Vec::new();
+        for_each(&definition, &mut |pointer, text| {
+            visited.push(format!("{pointer}={text}"));
+        });
+        let expected = [
+            "/a~1b/c~0d/0=x",
+            "/a~1b/c~0d/1/e=y",
+            "/inputSchema/properties/p~1q=p/q",
+            "/inputSchema/properties/p~1q/description=after",
+            "/inputSchema/properties/p~1q/enum/0=v0",
+            "/inputSchema/properties/p~1q/enum/10=v10",
+            "/inputSchema/properties/p~1q/enum/11=v11",
+            "/inputSchema/properties/r=r",
+            "/inputSchema/properties/r/anyOf/0/description=z",
+            "/inputSchema/properties/r/title=t",
+            "/z=last",
+        ];
+        for line in expected {
+            assert!(
+                visited.iter().any(|v| v == line),
+                "{line} missing in {visited:?}"
+            );
+        }
+        assert_eq!(visited.len(), 20, "{visited:?}");
+        let collected: Vec<String> = collect(&definition)
+            .into_iter()
+            .map(|t| format!("{}={}", t.pointer, t.text))
+            .collect();
+        assert_eq!(
+            collected, visited,
+            "collect lists what for_each visits, in order"
+        );
+    }
+
+    #[test]
+    fn a_definition_that_is_not_an_object_is_walked_from_the_root() {
+        let found: Vec<(String, String)> = collect(&json!(["a", ["b"]]))
+            .into_iter()
+            .map(|t| (t.pointer, t.text))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("/0".to_string(), "a".to_string()),
+                ("/1/0".to_string(), "b".to_string())
+            ]
+        );
     }
 }

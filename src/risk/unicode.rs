@@ -30,24 +30,30 @@ pub struct Hidden {
 
 /// Every hidden character in `text` that is not in a legitimate emoji or script position.
 pub fn hidden_characters(text: &str) -> Vec<Hidden> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut found = Vec::new();
-    for (k, &(at, c)) in chars.iter().enumerate() {
-        let prev = k.checked_sub(1).map(|p| chars[p].1);
-        let next = chars.get(k + 1).map(|n| n.1);
-        if let Some(kind) = classify(c, prev, next, &chars[..k]) {
+    // Every hidden kind is either non-ASCII or an ASCII control character.
+    if text.bytes().all(is_visible_ascii) {
+        return found;
+    }
+    let mut prev = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        if let Some(kind) = classify(c, prev, next, &text[..at]) {
             found.push(Hidden { kind, at });
         }
+        prev = Some(c);
     }
     found
 }
 
-fn classify(
-    c: char,
-    prev: Option<char>,
-    next: Option<char>,
-    before: &[(usize, char)],
-) -> Option<HiddenKind> {
+/// Printable ASCII, tab, newline and carriage return: bytes that never hide anything.
+fn is_visible_ascii(byte: u8) -> bool {
+    matches!(byte, 0x20..=0x7E | b'\t' | b'\n' | b'\r')
+}
+
+/// The kind of `c` if it hides something, given its neighbours and the text `before` it.
+fn classify(c: char, prev: Option<char>, next: Option<char>, before: &str) -> Option<HiddenKind> {
     let cp = c as u32;
     match cp {
         0x1B | 0x9B => Some(HiddenKind::AnsiEscape),
@@ -82,11 +88,10 @@ fn joins_non_ascii(prev: Option<char>, next: Option<char>) -> bool {
 }
 
 /// Subdivision flags (🏴 followed by tag letters and U+E007F) are the one legitimate use of tags.
-fn follows_flag_emoji(before: &[(usize, char)]) -> bool {
+fn follows_flag_emoji(before: &str) -> bool {
     before
-        .iter()
+        .chars()
         .rev()
-        .map(|&(_, c)| c)
         .find(|&c| !(0xE0000..=0xE007F).contains(&(c as u32)))
         == Some('\u{1F3F4}')
 }
@@ -142,6 +147,10 @@ const CONFUSABLES: &str = "аеорсухіјѕԁԛԝһүвкмнтАВЕКМН�
 /// Words that mix ASCII letters with Cyrillic or Greek look-alikes, with their byte spans.
 pub fn mixed_script_words(text: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
+    // Every look-alike is non-ASCII.
+    if text.is_ascii() {
+        return spans;
+    }
     let mut start: Option<usize> = None;
     for (i, c) in text
         .char_indices()
@@ -153,8 +162,9 @@ pub fn mixed_script_words(text: &str) -> Vec<(usize, usize)> {
             (false, Some(s)) => {
                 let word = &text[s..i];
                 let has_latin = word.chars().any(|ch| ch.is_ascii_alphabetic());
-                let has_confusable = word.chars().any(|ch| CONFUSABLES.contains(ch));
-                if has_latin && has_confusable {
+                let has_confusable =
+                    || !word.is_ascii() && word.chars().any(|ch| CONFUSABLES.contains(ch));
+                if has_latin && has_confusable() {
                     spans.push((s, i));
                 }
                 start = None;
@@ -200,6 +210,9 @@ mod tests {
             ),
             ("red \u{1b}[31mtext", &[HiddenKind::AnsiEscape]),
             ("bell\u{7}", &[HiddenKind::Control]),
+            ("del\u{7f}", &[HiddenKind::Control]),
+            ("crlf\r\n~ end", &[]),
+            ("\u{0}", &[HiddenKind::Control]),
         ];
         for (text, expected) in cases {
             assert_eq!(kinds(text), *expected, "text {:?}", escape_invisible(text));
