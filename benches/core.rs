@@ -82,7 +82,7 @@ fn main() {
     );
     println!("  plain sha256 of the canonical bytes      {sha_only:>12.3?}");
     println!("  canonicalize + sha256 (tools array)      {canon_hash:>12.3?}");
-    println!("  tool_digest (clone + canonicalize + hash) {tool_digest:>11.3?}");
+    println!("  tool_digest (streamed canonicalize + hash) {tool_digest:>11.3?}");
     println!("  per-tool digests (8 hashes per tool)     {per_tool:>12.3?}");
     println!(
         "  compare old/new ({} changes)            {diff:>12.3?}",
