@@ -11,8 +11,9 @@
 //! - it is reused only when written by the same crate version at the same
 //!   [`INSIGHT_REVISION`]; anything else (missing, damaged, older, newer) is ignored and
 //!   recomputed, and a failure to read or write it never fails a run;
-//! - it holds exactly the surfaces the ledger index names after the run, so it never grows
-//!   beyond the ledger;
+//! - it holds only surfaces the ledger index names after the run, so it never grows beyond the
+//!   ledger, and at most [`MAX_RECORD_BYTES`] of them (the most recently seen servers first), so
+//!   the platform accepts the write;
 //! - summaries are stored before duplicate-key findings are added (those come from the raw
 //!   bytes of each answer, not from the surface, and are added every run).
 
@@ -28,6 +29,9 @@ use crate::report::{INSIGHT_REVISION, ToolSummaries};
 /// Version of this record's layout.
 const FORMAT: u32 = 1;
 
+/// The largest record written: below the 9 MiB the Apify API accepts in one request body.
+pub const MAX_RECORD_BYTES: usize = 8 * 1024 * 1024;
+
 /// The record key of the insight cache of `ledger_name`. The input refuses ledger names that
 /// start with this prefix ([`crate::ledger::is_reserved_name`]), so it never names an index.
 pub fn record_key(ledger_name: &str) -> String {
@@ -39,18 +43,29 @@ fn computed_by() -> String {
     format!("{}/{INSIGHT_REVISION}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The stored layout.
-#[derive(Serialize, Deserialize)]
+/// The stored layout (read side; the write side streams the same shape, see
+/// [`InsightCache::to_record_if_changed`]).
+#[derive(Deserialize)]
 struct Stored {
     format: u32,
     computed_by: String,
     surfaces: BTreeMap<String, ToolSummaries>,
 }
 
+/// The header of the stored layout.
+#[derive(Serialize)]
+struct Header<'a> {
+    format: u32,
+    computed_by: &'a str,
+}
+
 /// Cached insight by surface record key (see [`crate::ledger::StoredSurface::key_for`]).
 #[derive(Debug, Default)]
 pub struct InsightCache {
     surfaces: BTreeMap<String, Arc<ToolSummaries>>,
+    /// The order in which surfaces are kept when the record would be too large (set by
+    /// [`InsightCache::retain`]; key order otherwise).
+    priority: Vec<String>,
     changed: bool,
 }
 
@@ -85,6 +100,7 @@ impl InsightCache {
             .collect();
         Some(InsightCache {
             surfaces,
+            priority: Vec::new(),
             changed: false,
         })
     }
@@ -102,9 +118,16 @@ impl InsightCache {
         }
     }
 
-    /// Keeps only the surfaces whose keys are listed (those the ledger index names).
+    /// Keeps only the surfaces whose keys are listed (those the ledger index names), most
+    /// wanted first: when the record would exceed [`MAX_RECORD_BYTES`], the last are left out.
     pub fn retain<'a>(&mut self, keys: impl IntoIterator<Item = &'a str>) {
-        let keep: BTreeSet<&str> = keys.into_iter().collect();
+        let mut keep = BTreeSet::new();
+        self.priority.clear();
+        for key in keys {
+            if keep.insert(key) {
+                self.priority.push(key.to_string());
+            }
+        }
         let before = self.surfaces.len();
         self.surfaces.retain(|key, _| keep.contains(key.as_str()));
         self.changed |= self.surfaces.len() != before;
@@ -120,21 +143,65 @@ impl InsightCache {
         self.surfaces.is_empty()
     }
 
-    /// The record to store, `None` when nothing changed since it was loaded.
+    /// The record to store, `None` when nothing changed since it was loaded. Surfaces are
+    /// added in priority order while the record stays within [`MAX_RECORD_BYTES`].
     pub fn to_record_if_changed(&self) -> Option<Record> {
+        self.to_record_within(MAX_RECORD_BYTES)
+    }
+
+    fn to_record_within(&self, limit: usize) -> Option<Record> {
         if !self.changed {
             return None;
         }
-        let stored = Stored {
+        let computed_by = computed_by();
+        let header = Header {
             format: FORMAT,
-            computed_by: computed_by(),
-            surfaces: self
-                .surfaces
-                .iter()
-                .map(|(key, insight)| (key.clone(), insight.as_ref().clone()))
-                .collect(),
+            computed_by: &computed_by,
         };
-        serde_json::to_vec(&stored).ok().map(Record::json)
+        // `{"format":..,"computed_by":".."` + `,"surfaces":{` + members + `}}`
+        let mut bytes = serde_json::to_vec(&header).ok()?;
+        bytes.pop();
+        bytes.extend_from_slice(b",\"surfaces\":{");
+        let mut first = true;
+        let mut left_out = 0usize;
+        for key in self.keys_by_priority() {
+            let Some(insight) = self.surfaces.get(key) else {
+                continue;
+            };
+            let name = serde_json::to_vec(key).ok()?;
+            let value = serde_json::to_vec(insight.as_ref()).ok()?;
+            let added = name.len() + 1 + value.len() + usize::from(!first);
+            if bytes.len() + added + 2 > limit {
+                left_out += 1;
+                continue;
+            }
+            if !first {
+                bytes.push(b',');
+            }
+            bytes.extend_from_slice(&name);
+            bytes.push(b':');
+            bytes.extend_from_slice(&value);
+            first = false;
+        }
+        bytes.extend_from_slice(b"}}");
+        if left_out > 0 {
+            tracing::info!(
+                left_out,
+                "insight cache full: some surfaces will be assessed again"
+            );
+        }
+        Some(Record::json(bytes))
+    }
+
+    /// Every cached key, those named by [`InsightCache::retain`] first, in its order.
+    fn keys_by_priority(&self) -> impl Iterator<Item = &str> {
+        let ranked: BTreeSet<&str> = self.priority.iter().map(String::as_str).collect();
+        let rest = self
+            .surfaces
+            .keys()
+            .map(String::as_str)
+            .filter(move |key| !ranked.contains(key));
+        self.priority.iter().map(String::as_str).chain(rest)
     }
 
     /// Writes the cache when it changed. A failed write is logged, never fatal: the next run
@@ -212,6 +279,29 @@ mod tests {
         same.retain(["surface-a", "surface-b", "surface-c"]);
         same.insert("surface-a".into(), insight("other"));
         assert!(same.to_record_if_changed().is_none(), "nothing new");
+    }
+
+    #[test]
+    fn a_full_record_keeps_the_most_wanted_surfaces() {
+        let mut cache = InsightCache::default();
+        for key in ["surface-a", "surface-b", "surface-c"] {
+            cache.insert(key.into(), insight("Deletes a file."));
+        }
+        cache.retain(["surface-c", "surface-a", "surface-b"]);
+        let full = cache.to_record_within(usize::MAX).unwrap().bytes;
+        let one = serde_json::to_vec(&("surface-a", cache.get("surface-a").unwrap().as_ref()))
+            .unwrap()
+            .len();
+        // Room for the header and two members, not three.
+        let limit = full.len() - one / 2;
+        let record = cache.to_record_within(limit).unwrap();
+        assert!(record.bytes.len() <= limit);
+        let loaded = InsightCache::from_bytes(&record.bytes).unwrap();
+        assert_eq!(loaded.len(), 2);
+        assert!(loaded.get("surface-c").is_some() && loaded.get("surface-a").is_some());
+        assert!(loaded.get("surface-b").is_none());
+        let all = InsightCache::from_bytes(&full).unwrap();
+        assert_eq!(all.len(), 3);
     }
 
     #[test]

@@ -904,12 +904,10 @@ async fn finish(
     };
     storage.put_record(Store::Default, "REPORT", report).await?;
     ledger.evict();
-    insight.retain(
-        ledger
-            .servers
-            .values()
-            .filter_map(|entry| entry.surface_key.as_deref()),
-    );
+    // The cache keeps what the index names, the most recently seen servers first.
+    let mut entries: Vec<_> = ledger.servers.values().collect();
+    entries.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
+    insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
     insight.save(storage, &input.ledger_name).await;
     ledger.save(storage).await?;
     storage
