@@ -125,23 +125,12 @@ impl Tool {
         } else {
             b"{}"
         };
-        let mut name = Vec::with_capacity(self.name.len() + 2);
-        canonicalize_str_into(&self.name, &mut name);
+        let description = self.description().unwrap_or("");
         let mut pre_image = Vec::with_capacity(schema_bytes.len() + 256);
-        pre_image.extend_from_slice(b"{\"inputSchema\":");
-        pre_image.extend_from_slice(pin_schema);
-        pre_image.extend_from_slice(b",\"name\":");
-        pre_image.extend_from_slice(&name);
-        pre_image.push(b'}');
+        write_pin_pre_image(None, pin_schema, &self.name, &mut pre_image);
         let schema_hash = sha256_hex(&pre_image);
         pre_image.clear();
-        pre_image.extend_from_slice(b"{\"description\":");
-        canonicalize_str_into(self.description().unwrap_or(""), &mut pre_image);
-        pre_image.extend_from_slice(b",\"inputSchema\":");
-        pre_image.extend_from_slice(pin_schema);
-        pre_image.extend_from_slice(b",\"name\":");
-        pre_image.extend_from_slice(&name);
-        pre_image.push(b'}');
+        write_pin_pre_image(Some(description), pin_schema, &self.name, &mut pre_image);
         let contract_hash = sha256_hex(&pre_image);
         pre_image.clear();
         match (&self.raw, schema) {
@@ -157,6 +146,27 @@ impl Tool {
             raw_hash: sha256_hex(&pre_image),
         })
     }
+}
+
+/// Writes the canonical bytes of a pin pre-image: `{"description", "inputSchema", "name"}`, or
+/// without `description` for the schema hash. The keys are already in RFC 8785 order.
+fn write_pin_pre_image(
+    description: Option<&str>,
+    canonical_schema: &[u8],
+    name: &str,
+    out: &mut Vec<u8>,
+) {
+    out.push(b'{');
+    if let Some(text) = description {
+        out.extend_from_slice(b"\"description\":");
+        canonicalize_str_into(text, out);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"inputSchema\":");
+    out.extend_from_slice(canonical_schema);
+    out.extend_from_slice(b",\"name\":");
+    canonicalize_str_into(name, out);
+    out.push(b'}');
 }
 
 /// The digests of [`Tool::canonical_digests`].
