@@ -6,6 +6,8 @@
 //! - `poisoning_marker_added` when a new or changed text (tool, parameter, enum, default, `_meta`,
 //!   server instructions) carries a marker it did not carry before;
 //! - rename hints (`renamed_to` / `renamed_from`) pairing removed and added tools;
+//! - `poisoning_marker_added` for an object key a tool definition newly repeats
+//!   ([`repeated_keys_gained`]: the parsed surfaces cannot show it, the raw answers can);
 //! - the identity signal: a surface that changes while the server keeps its version raises every
 //!   change one severity step and marks it `same_version`.
 //!
@@ -18,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::diff::{self, Change, ChangeClass, Severity};
 use crate::risk::{self, Capability, IdentitySignal, Risk, ToolAssessment};
-use crate::surface::Surface;
+use crate::surface::{ServerIdentity, Surface};
 
 /// The changes between two surfaces of one server.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -44,6 +46,44 @@ pub fn between(old: &Surface, new: &Surface) -> ChangeSet {
             change.same_version = true;
             change.severity = raised(change.severity);
         }
+    }
+    ChangeSet {
+        changes,
+        identity_signal,
+    }
+}
+
+/// One `poisoning_marker_added` record (high) per tool and pointer whose object key the served
+/// JSON repeats now and did not repeat last time. `old` is `None` when the last observation did
+/// not record repeated keys (nothing to compare with). A repeat gained under an unchanged server
+/// version is marked `same_version` and gives the identity signal, like any surface change.
+pub fn repeated_keys_gained(
+    old: Option<&[(String, String)]>,
+    new: &[(String, String)],
+    old_identity: &ServerIdentity,
+    new_identity: &ServerIdentity,
+) -> ChangeSet {
+    let Some(old) = old else {
+        return ChangeSet::default();
+    };
+    let mut by_tool: BTreeMap<&str, Vec<risk::Finding>> = BTreeMap::new();
+    for (tool, pointer) in new.iter().filter(|key| !old.contains(key)) {
+        by_tool
+            .entry(tool)
+            .or_default()
+            .push(risk::duplicate_key_finding(pointer));
+    }
+    if by_tool.is_empty() {
+        return ChangeSet::default();
+    }
+    let identity_signal = risk::identity_signal(old_identity, new_identity, true);
+    let same_version = identity_signal == Some(IdentitySignal::SurfaceChangedSameVersion);
+    let mut changes: Vec<Change> = by_tool
+        .into_iter()
+        .flat_map(|(tool, findings)| marker_rows(Some(tool), findings))
+        .collect();
+    for change in &mut changes {
+        change.same_version = same_version;
     }
     ChangeSet {
         changes,
@@ -220,7 +260,6 @@ fn apply_rename_hints(changes: &mut [Change]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::surface::ServerIdentity;
 
     fn surface(version: &str, tools: Value) -> Surface {
         Surface::from_tools(
@@ -361,5 +400,50 @@ mod tests {
             between(&old, &new).identity_signal,
             Some(IdentitySignal::ServerReplaced)
         );
+    }
+
+    #[test]
+    fn newly_repeated_keys_are_markers_and_known_ones_are_not() {
+        let key = |tool: &str, pointer: &str| (tool.to_string(), pointer.to_string());
+        let id = |version: &str| ServerIdentity {
+            version: Some(version.to_string()),
+            ..ServerIdentity::default()
+        };
+        let now = [
+            key("a", "/description"),
+            key("a", "/title"),
+            key("b", "/name"),
+        ];
+        let table: [(Option<&[(String, String)]>, &str, Vec<(&str, &str)>); 4] = [
+            (None, "1", vec![]),
+            (Some(&now), "1", vec![]),
+            (Some(&now[..1]), "1", vec![("a", "/title"), ("b", "/name")]),
+            (
+                Some(&[]),
+                "2",
+                vec![("a", "/description"), ("a", "/title"), ("b", "/name")],
+            ),
+        ];
+        for (old, version, expected) in table {
+            let set = repeated_keys_gained(old, &now, &id("1"), &id(version));
+            let got: Vec<(&str, &str)> = set
+                .changes
+                .iter()
+                .map(|c| (c.tool_name.as_deref().unwrap(), c.field.as_str()))
+                .collect();
+            assert_eq!(got, expected, "old {old:?}");
+            for change in &set.changes {
+                assert_eq!(change.change_class, ChangeClass::PoisoningMarkerAdded);
+                assert_eq!(change.severity, Severity::High);
+                assert_eq!(change.same_version, version == "1");
+                assert!(
+                    change.details[0].starts_with("duplicate_key at "),
+                    "{change:?}"
+                );
+            }
+            let signal = (!expected.is_empty() && version == "1")
+                .then_some(IdentitySignal::SurfaceChangedSameVersion);
+            assert_eq!(set.identity_signal, signal);
+        }
     }
 }

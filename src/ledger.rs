@@ -110,6 +110,11 @@ pub struct Entry {
     pub surface_key: Option<String>,
     /// Number of tools in the last readable surface.
     pub tools_total: usize,
+    /// `(tool name, pointer)` of every object key the last readable `tools/list` answer
+    /// repeated (the parsed surface keeps only one copy, so the digest cannot see these).
+    /// `None` in entries written before this was recorded: nothing to compare with yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeated_keys: Option<Vec<(String, String)>>,
     /// The most recent changes, oldest first, at most [`MAX_HISTORY`].
     pub history: Vec<HistoryItem>,
 }
@@ -191,6 +196,8 @@ pub enum Update<'a> {
         transport: String,
         /// The authentication state observed.
         auth: AuthState,
+        /// Repeated object keys of the answer, `(tool name, pointer)`.
+        repeated_keys: Vec<(String, String)>,
     },
     /// The server demanded authentication; the stored surface stays as it was.
     AuthOnly {
@@ -293,6 +300,7 @@ impl Ledger {
                 tool_digest: None,
                 surface_key: None,
                 tools_total: 0,
+                repeated_keys: None,
                 history: Vec::new(),
             });
         entry.last_seen = now;
@@ -304,7 +312,9 @@ impl Ledger {
                 era,
                 transport,
                 auth,
+                repeated_keys,
             } => {
+                entry.repeated_keys = Some(repeated_keys);
                 entry.era = Some(era);
                 entry.transport = Some(transport);
                 entry.identity = surface.identity.clone();
@@ -421,6 +431,7 @@ mod tests {
                 era: Era::Modern,
                 transport: "streamable-http".into(),
                 auth: AuthState::default(),
+                repeated_keys: Vec::new(),
             }
         }
         ledger.apply("https://x.example/mcp", at(0), update(&s), &[]);
@@ -485,6 +496,7 @@ mod tests {
                 era: Era::Classic,
                 transport: "streamable-http".into(),
                 auth: AuthState::default(),
+                repeated_keys: Vec::new(),
             },
             &[],
         );

@@ -630,7 +630,7 @@ async fn record_readable(
         tool_digest: digest,
         surface_key,
         insight,
-        ..
+        repeated_keys,
     } = prepared;
     let auth = AuthState {
         auth_required: false,
@@ -658,6 +658,14 @@ async fn record_readable(
                 identity_signal = set.identity_signal;
                 changes.extend(set.changes);
             }
+            let repeats = crate::changes::repeated_keys_gained(
+                entry.repeated_keys.as_deref(),
+                &repeated_keys,
+                &entry.identity,
+                &surface.identity,
+            );
+            identity_signal = identity_signal.or(repeats.identity_signal);
+            changes.extend(repeats.changes);
             (LedgerStatus::Compared, changes)
         }
     };
@@ -694,6 +702,7 @@ async fn record_readable(
                 era: observation.era,
                 transport: observation.transport.clone(),
                 auth: auth.clone(),
+                repeated_keys,
             },
             &changes,
         );
