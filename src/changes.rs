@@ -414,7 +414,12 @@ mod tests {
             key("a", "/title"),
             key("b", "/name"),
         ];
-        let table: [(Option<&[(String, String)]>, &str, Vec<(&str, &str)>); 4] = [
+        type Case<'a> = (
+            Option<&'a [(String, String)]>,
+            &'a str,
+            Vec<(&'a str, &'a str)>,
+        );
+        let table: [Case; 4] = [
             (None, "1", vec![]),
             (Some(&now), "1", vec![]),
             (Some(&now[..1]), "1", vec![("a", "/title"), ("b", "/name")]),
