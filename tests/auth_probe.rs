@@ -242,6 +242,24 @@ async fn a_403_insufficient_scope_is_auth_required_with_its_scopes() {
 }
 
 #[tokio::test]
+async fn a_metadata_document_for_another_resource_is_not_used() {
+    let failure = fail_with(&auth_faults::url("/foreign/mcp"), &ProbeOptions::default()).await;
+    assert_eq!(failure.error.reason_code(), ReasonCode::AuthRequired);
+    let auth = failure.auth.unwrap();
+    let metadata = auth.metadata.clone().unwrap();
+    assert!(metadata.metadata.is_none(), "{metadata:?}");
+    let problem = metadata.attempts[0].problem.clone().unwrap();
+    assert!(problem.contains("elsewhere.example.test"), "{problem}");
+    assert!(problem.contains("RFC 9728"), "{problem}");
+    assert!(auth.authorization_servers().is_empty());
+    assert_eq!(
+        auth.scopes(),
+        ["mail:send"],
+        "the challenge's scope, not the document's"
+    );
+}
+
+#[tokio::test]
 async fn a_metadata_document_over_the_cap_is_not_used() {
     let client = support::client_with(support::TEST_REQUEST_TIMEOUT, 100_000);
     let failure = match probe(

@@ -378,9 +378,15 @@ pub async fn probe_metadata(
                     attempt.problem = Some(format!("HTTP {}", response.status));
                 } else {
                     match parse_metadata(&response.body) {
-                        Ok(metadata) => {
+                        Ok(metadata) if names_this_resource(&metadata, endpoint) => {
                             probe.url = Some(response.final_url.to_string());
                             probe.metadata = Some(metadata);
+                        }
+                        Ok(metadata) => {
+                            attempt.problem = Some(format!(
+                                "its resource {:?} is not {endpoint} (RFC 9728 §3.3: not used)",
+                                metadata.resource.as_deref().unwrap_or("(missing)")
+                            ))
                         }
                         Err(error) => attempt.problem = Some(error.to_string()),
                     }
@@ -393,6 +399,27 @@ pub async fn probe_metadata(
         }
     }
     probe
+}
+
+/// RFC 9728 §3.3: a metadata document may be used only when its `resource` identifies the
+/// resource that was asked about, or anyone able to serve a document could claim the server.
+/// Accepted: the endpoint itself or its origin (the resource of the root well-known URL);
+/// a trailing `/` and a fragment do not matter.
+pub fn names_this_resource(metadata: &ResourceMetadata, endpoint: &Url) -> bool {
+    let Some(resource) = metadata
+        .resource
+        .as_deref()
+        .and_then(|r| Url::parse(r).ok())
+    else {
+        return false;
+    };
+    let comparable = |url: &Url| {
+        let mut url = url.clone();
+        url.set_fragment(None);
+        url.as_str().trim_end_matches('/').to_string()
+    };
+    let resource = comparable(&resource);
+    resource == comparable(endpoint) || resource == endpoint.origin().ascii_serialization()
 }
 
 fn describe(error: &NetError) -> String {
@@ -598,5 +625,34 @@ mod tests {
             found.metadata_url().as_deref(),
             Some("https://a.example/prm")
         );
+    }
+
+    #[test]
+    fn metadata_counts_only_for_the_resource_it_names() {
+        let endpoint = Url::parse("https://a.example/mcp?tenant=1").unwrap();
+        let cases = [
+            (Some("https://a.example/mcp?tenant=1"), true),
+            (Some("https://a.example/mcp?tenant=1#x"), true),
+            (Some("https://a.example"), true),
+            (Some("https://a.example/"), true),
+            (Some("https://a.example/mcp"), false),
+            (Some("https://a.example:8443/mcp?tenant=1"), false),
+            (Some("http://a.example/mcp?tenant=1"), false),
+            (Some("https://evil.example/mcp?tenant=1"), false),
+            (Some("changing"), false),
+            (None, false),
+        ];
+        for (resource, expected) in cases {
+            let metadata = ResourceMetadata {
+                resource: resource.map(str::to_string),
+                authorization_servers: vec!["https://as.example".into()],
+                scopes_supported: Vec::new(),
+            };
+            assert_eq!(
+                names_this_resource(&metadata, &endpoint),
+                expected,
+                "{resource:?}"
+            );
+        }
     }
 }

@@ -54,6 +54,8 @@ pub fn server() -> SocketAddr {
                 get(scope_metadata),
             )
             .route("/big/mcp", post(big_challenge))
+            .route("/foreign/mcp", post(foreign_challenge))
+            .route("/foreign-prm", get(foreign_metadata))
             .route("/big-prm", get(big_metadata))
             .route("/private/mcp", post(private_challenge))
             .route("/changing/mcp", post(changing_challenge))
@@ -124,6 +126,25 @@ async fn scope_metadata() -> impl IntoResponse {
         "resource": format!("http://{}/scope/mcp", server()),
         "authorization_servers": ["https://as.example.test"],
         "scopes_supported": ["files:read", "files:write"],
+    }))
+}
+
+/// A challenge whose metadata document claims another resource (RFC 9728 §3.3).
+async fn foreign_challenge() -> Response {
+    challenge(
+        StatusCode::UNAUTHORIZED,
+        format!(
+            r#"Bearer scope="mail:send", resource_metadata="http://{}/foreign-prm""#,
+            server()
+        ),
+    )
+}
+
+async fn foreign_metadata() -> impl IntoResponse {
+    axum::Json(json!({
+        "resource": "https://elsewhere.example.test/mcp",
+        "authorization_servers": ["https://as.elsewhere.example.test"],
+        "scopes_supported": ["everything"],
     }))
 }
 
