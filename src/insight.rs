@@ -29,7 +29,7 @@ use crate::report::{INSIGHT_REVISION, ToolSummaries};
 /// Version of this record's layout.
 const FORMAT: u32 = 1;
 
-/// The largest record written: below the 9 MiB the Apify API accepts in one request body.
+/// The largest record written: 8 MiB, below [`crate::platform::MAX_RECORD_BYTES`].
 pub const MAX_RECORD_BYTES: usize = 8 * 1024 * 1024;
 
 /// The record key of the insight cache of `ledger_name`. The input refuses ledger names that

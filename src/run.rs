@@ -21,7 +21,7 @@ use crate::insight::InsightCache;
 use crate::ledger::{Ledger, LedgerError, StoredSurface, Update};
 use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
-use crate::platform::{Charging, Item, Record, Storage, StorageError, Store};
+use crate::platform::{Charging, Item, MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
 use crate::report::{
     ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, mark_repeated_keys,
@@ -669,6 +669,20 @@ async fn record_readable(
             (LedgerStatus::Compared, changes)
         }
     };
+    let already_stored = ledger
+        .entry(&row.server_url)
+        .and_then(|e| e.surface_key.as_deref())
+        == Some(surface_key.as_str());
+    let surface_record = if already_stored {
+        None
+    } else {
+        let stored = StoredSurface::capture(&surface);
+        let record = Record::json(serde_json::to_vec(&stored).unwrap_or_default());
+        if record.bytes.len() > MAX_RECORD_BYTES {
+            return Ok(unstorable_result(row, &observation, record.bytes.len()));
+        }
+        Some(record)
+    };
     let mut change_rows = alerted(input, &changes);
     let deferred = !payer.settle(change_rows.len()).await;
     let status = if deferred {
@@ -678,18 +692,9 @@ async fn record_readable(
     } else {
         status
     };
-    let needs_write = !deferred
-        && ledger
-            .entry(&row.server_url)
-            .and_then(|e| e.surface_key.as_deref())
-            != Some(surface_key.as_str());
-    let surface_write = needs_write.then(|| {
-        let stored = StoredSurface::capture(&surface);
-        (
-            surface_key.clone(),
-            Record::json(serde_json::to_vec(&stored).unwrap_or_default()),
-        )
-    });
+    let surface_write = surface_record
+        .filter(|_| !deferred)
+        .map(|record| (surface_key.clone(), record));
     let insight = (!deferred).then(|| (surface_key.clone(), insight));
     if !deferred {
         ledger.apply(
@@ -745,6 +750,29 @@ async fn record_readable(
         surface_write,
         insight,
     })
+}
+
+/// The row of a surface too large to keep as one ledger record: nothing is charged and the
+/// entry stays as it was, so one oversized server cannot stop the run from saving the others.
+fn unstorable_result(row: ServerRow, observation: &Observation, size: usize) -> ServerResult {
+    ServerResult {
+        row: ServerRow {
+            final_url: Some(observation.final_url.to_string()),
+            http_status: Some(observation.http_status),
+            bytes_read: observation.bytes_read,
+            reason_code: Some(ReasonCode::ResponseTooLarge),
+            error: Some(format!(
+                "the surface was read, but as a ledger record it is {size} bytes, more than the \
+                 {MAX_RECORD_BYTES} a record may hold; its ledger entry was kept and it was not \
+                 charged"
+            )),
+            ledger_status: Some(LedgerStatus::Unavailable),
+            ..row
+        },
+        changes: Vec::new(),
+        surface_write: None,
+        insight: None,
+    }
 }
 
 async fn record_auth_required(

@@ -574,3 +574,46 @@ fn auth_change(url: &str) -> Value {
     ]);
     row
 }
+
+/// A surface too large for one ledger record (9 MiB on the platform, kept locally as well) is
+/// a RESPONSE_TOO_LARGE row: not charged, its entry kept, and the other servers of the run are
+/// still saved.
+#[tokio::test]
+async fn a_surface_too_large_to_store_does_not_stop_the_run() {
+    let bulk = "lorem ipsum ".repeat(90_000); // about 1 MB per tool
+    let tools: Vec<Value> = (0..10)
+        .map(|i| support::surface::tool(&format!("bulky_{i}"), &bulk))
+        .collect();
+    let mut huge = support::surface::surface("huge", "1.0.0", tools);
+    huge["page_size"] = json!(3);
+    let huge_peer = RmcpPeer::start(huge, RmcpMode::default());
+    let small_peer = RmcpPeer::start(
+        support::surface::surface("small", "1.0.0", support::surface::numbered_tools(2)),
+        RmcpMode::default(),
+    );
+    let (huge_url, small_url) = (huge_peer.url.to_string(), small_peer.url.to_string());
+    let dir = RunDir::new();
+    let input = json!({
+        "servers": [huge_url, small_url],
+        "max_response_bytes": 5_000_000,
+    });
+    dir.run_ok(&input, None).await;
+    let rows = Rows::of(&dir);
+    let huge_row = rows.server(&huge_url);
+    assert_eq!(huge_row["reason_code"], "RESPONSE_TOO_LARGE", "{huge_row}");
+    assert_eq!(huge_row["ledger_status"], "unavailable");
+    assert!(
+        huge_row["error"]
+            .as_str()
+            .unwrap()
+            .contains("ledger record"),
+        "{huge_row}"
+    );
+    assert_eq!(rows.server(&small_url)["ledger_status"], "created");
+    let index = dir.ledger("DEFAULT");
+    assert!(
+        index["servers"].get(&huge_url).is_none(),
+        "no entry for the huge server"
+    );
+    assert!(index["servers"].get(&small_url).is_some());
+}

@@ -16,6 +16,10 @@ pub use charging::{Charging, ChargingError, Rounding, Usd};
 pub use env::{EnvError, PlatformEnv};
 pub use local::LocalStorage;
 
+/// The largest record body the Apify API accepts in one request (9 MiB). The run keeps every
+/// record it writes within this on both backends, so a run that works locally works at home.
+pub const MAX_RECORD_BYTES: usize = 9_437_184;
+
 /// The named key-value store that holds the ledger records.
 pub const LEDGER_STORE_NAME: &str = "mcp-tool-surface-ledger";
 
