@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::diff::{AuthState, Change, ChangeClass, Severity};
 use crate::mcp::Era;
-use crate::platform::{Record, Storage, StorageError, Store};
+use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
 use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
 
 /// Version of the index record format this build writes and reads.
@@ -32,6 +32,14 @@ pub const LEDGER_FORMAT: u32 = 1;
 pub const MAX_SERVERS: usize = 500;
 /// The most history items kept per server.
 pub const MAX_HISTORY: usize = 50;
+/// The longest server `instructions` text a ledger entry keeps (64 KiB). The index holds every
+/// entry's identity, so one server with megabytes of instructions could otherwise push the index
+/// past what the platform stores; such a server is reported, not recorded.
+pub const MAX_INSTRUCTIONS_BYTES: usize = 64 * 1024;
+/// History lengths tried, longest first, when the index would exceed
+/// [`crate::platform::MAX_RECORD_BYTES`].
+const HISTORY_FALLBACKS: [usize; 4] = [MAX_HISTORY, 25, 10, 0];
+
 /// Key prefix of the stored surface records.
 pub const SURFACE_KEY_PREFIX: &str = "surface-";
 /// Key prefix of the insight cache records ([`crate::insight`]).
@@ -59,6 +67,19 @@ pub enum LedgerError {
         key: String,
         /// What is wrong with it.
         problem: String,
+    },
+    /// The index cannot be kept within the platform's record size, even without history.
+    #[error(
+        "the ledger record {key:?} would be {size} bytes, more than the {limit} a record may \
+         hold; split the servers over several `ledger_name`s"
+    )]
+    TooLarge {
+        /// The record key.
+        key: String,
+        /// Its size without any history.
+        size: usize,
+        /// The limit.
+        limit: usize,
     },
     /// A surface record named by the index is missing or damaged.
     #[error("surface record {key:?} of the ledger cannot be used: {problem}")]
@@ -361,11 +382,36 @@ impl Ledger {
         Record::json(serde_json::to_vec_pretty(self).unwrap_or_default())
     }
 
+    /// The index record, within `limit` bytes: when it is too large, every server's history
+    /// is cut to its most recent items (25, then 10, then none) until it fits.
+    fn record_within(&mut self, limit: usize) -> Result<Record, LedgerError> {
+        let mut size = 0;
+        for keep in HISTORY_FALLBACKS {
+            for entry in self.servers.values_mut() {
+                let excess = entry.history.len().saturating_sub(keep);
+                entry.history.drain(..excess);
+            }
+            let record = self.to_record();
+            if record.bytes.len() <= limit {
+                if keep < MAX_HISTORY {
+                    tracing::warn!(keep, "ledger index too large: history shortened");
+                }
+                return Ok(record);
+            }
+            size = record.bytes.len();
+        }
+        Err(LedgerError::TooLarge {
+            key: self.ledger_name.clone(),
+            size,
+            limit,
+        })
+    }
+
     /// Writes the index record. Call once, last.
     pub async fn save(&mut self, storage: &impl Storage) -> Result<(), LedgerError> {
         self.updated_at = Utc::now();
         self.evict();
-        let record = self.to_record();
+        let record = self.record_within(MAX_RECORD_BYTES)?;
         storage
             .put_record(Store::Ledger, &self.ledger_name, record)
             .await?;
@@ -510,5 +556,58 @@ mod tests {
                     .is_none()
             );
         }
+    }
+
+    #[test]
+    fn an_index_too_large_loses_old_history_first_then_refuses() {
+        let mut ledger = Ledger::empty("DEFAULT");
+        let change = Change::new(
+            ChangeClass::ToolAdded,
+            Some("a_tool_with_a_long_name_for_the_history"),
+            "tool",
+            None,
+            None,
+            Severity::Medium,
+        );
+        for i in 0..4 {
+            let url = format!("https://s{i}.example/mcp");
+            for day in 0..MAX_HISTORY as i64 {
+                let auth = AuthState::default();
+                ledger.apply(&url, at(day), Update::AuthOnly { auth }, &[change.clone()]);
+            }
+        }
+        let full = ledger
+            .clone()
+            .record_within(usize::MAX)
+            .unwrap()
+            .bytes
+            .len();
+        let mut ten = ledger.clone();
+        for entry in ten.servers.values_mut() {
+            entry.history.drain(..MAX_HISTORY - 10);
+        }
+        let ten_size = ten.to_record().bytes.len();
+        assert!(ten_size < full);
+
+        let mut fitted = ledger.clone();
+        let record = fitted.record_within(ten_size).unwrap();
+        assert_eq!(record.bytes.len(), ten_size);
+        assert!(fitted.servers.values().all(|e| e.history.len() == 10));
+        let newest = &fitted.servers["https://s0.example/mcp"].history;
+        assert_eq!(
+            newest.last().unwrap().observed_at,
+            at(MAX_HISTORY as i64 - 1)
+        );
+
+        let mut untouched = ledger.clone();
+        untouched.record_within(full).unwrap();
+        assert_eq!(untouched, ledger, "a record that fits keeps every item");
+
+        let error = ledger.clone().record_within(100).unwrap_err();
+        assert!(
+            matches!(error, LedgerError::TooLarge { limit: 100, .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("ledger_name"), "{error}");
     }
 }

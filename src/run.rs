@@ -18,7 +18,7 @@ use tokio::time::Instant as TokioInstant;
 use crate::diff::{self, AuthState, Change};
 use crate::input::{Input, InputError};
 use crate::insight::InsightCache;
-use crate::ledger::{Ledger, LedgerError, StoredSurface, Update};
+use crate::ledger::{Ledger, LedgerError, MAX_INSTRUCTIONS_BYTES, StoredSurface, Update};
 use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Item, MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
@@ -632,6 +632,15 @@ async fn record_readable(
         insight,
         repeated_keys,
     } = prepared;
+    let instructions = surface.identity.instructions.as_deref().unwrap_or("");
+    if instructions.len() > MAX_INSTRUCTIONS_BYTES {
+        let why = format!(
+            "its instructions are {} bytes, more than the {MAX_INSTRUCTIONS_BYTES} a ledger entry \
+             keeps",
+            instructions.len()
+        );
+        return Ok(unstorable_result(row, &observation, &why));
+    }
     let auth = AuthState {
         auth_required: false,
         anonymous_listing_allowed: true,
@@ -679,7 +688,12 @@ async fn record_readable(
         let stored = StoredSurface::capture(&surface);
         let record = Record::json(serde_json::to_vec(&stored).unwrap_or_default());
         if record.bytes.len() > MAX_RECORD_BYTES {
-            return Ok(unstorable_result(row, &observation, record.bytes.len()));
+            let why = format!(
+                "as a ledger record it is {} bytes, more than the {MAX_RECORD_BYTES} a record \
+                 may hold",
+                record.bytes.len()
+            );
+            return Ok(unstorable_result(row, &observation, &why));
         }
         Some(record)
     };
@@ -752,9 +766,9 @@ async fn record_readable(
     })
 }
 
-/// The row of a surface too large to keep as one ledger record: nothing is charged and the
-/// entry stays as it was, so one oversized server cannot stop the run from saving the others.
-fn unstorable_result(row: ServerRow, observation: &Observation, size: usize) -> ServerResult {
+/// The row of a surface too large to keep in the ledger: nothing is charged and the entry
+/// stays as it was, so one oversized server cannot stop the run from saving the others.
+fn unstorable_result(row: ServerRow, observation: &Observation, why: &str) -> ServerResult {
     ServerResult {
         row: ServerRow {
             final_url: Some(observation.final_url.to_string()),
@@ -762,9 +776,7 @@ fn unstorable_result(row: ServerRow, observation: &Observation, size: usize) -> 
             bytes_read: observation.bytes_read,
             reason_code: Some(ReasonCode::ResponseTooLarge),
             error: Some(format!(
-                "the surface was read, but as a ledger record it is {size} bytes, more than the \
-                 {MAX_RECORD_BYTES} a record may hold; its ledger entry was kept and it was not \
-                 charged"
+                "the surface was read, but {why}; its ledger entry was kept and it was not charged"
             )),
             ledger_status: Some(LedgerStatus::Unavailable),
             ..row

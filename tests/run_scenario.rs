@@ -575,9 +575,9 @@ fn auth_change(url: &str) -> Value {
     row
 }
 
-/// A surface too large for one ledger record (9 MiB on the platform, kept locally as well) is
-/// a RESPONSE_TOO_LARGE row: not charged, its entry kept, and the other servers of the run are
-/// still saved.
+/// A surface too large for one ledger record (9 MiB on the platform, kept locally as well), or
+/// with instructions longer than an entry keeps (64 KiB), is a RESPONSE_TOO_LARGE row: not
+/// charged, its entry kept, and the other servers of the run are still saved.
 #[tokio::test]
 async fn a_surface_too_large_to_store_does_not_stop_the_run() {
     let bulk = "lorem ipsum ".repeat(90_000); // about 1 MB per tool
@@ -591,10 +591,15 @@ async fn a_surface_too_large_to_store_does_not_stop_the_run() {
         support::surface::surface("small", "1.0.0", support::surface::numbered_tools(2)),
         RmcpMode::default(),
     );
+    let mut chatty =
+        support::surface::surface("chatty", "1.0.0", support::surface::numbered_tools(1));
+    chatty["instructions"] = json!("Use the tools wisely. ".repeat(4_000));
+    let chatty_peer = RmcpPeer::start(chatty, RmcpMode::default());
+    let chatty_url = chatty_peer.url.to_string();
     let (huge_url, small_url) = (huge_peer.url.to_string(), small_peer.url.to_string());
     let dir = RunDir::new();
     let input = json!({
-        "servers": [huge_url, small_url],
+        "servers": [huge_url, small_url, chatty_url],
         "max_response_bytes": 5_000_000,
     });
     dir.run_ok(&input, None).await;
@@ -610,7 +615,19 @@ async fn a_surface_too_large_to_store_does_not_stop_the_run() {
         "{huge_row}"
     );
     assert_eq!(rows.server(&small_url)["ledger_status"], "created");
+    let chatty_row = rows.server(&chatty_url);
+    assert_eq!(
+        chatty_row["reason_code"], "RESPONSE_TOO_LARGE",
+        "{chatty_row}"
+    );
+    assert!(
+        chatty_row["error"]
+            .as_str()
+            .unwrap()
+            .contains("instructions are 88000 bytes")
+    );
     let index = dir.ledger("DEFAULT");
+    assert!(index["servers"].get(&chatty_url).is_none());
     assert!(
         index["servers"].get(&huge_url).is_none(),
         "no entry for the huge server"
