@@ -573,7 +573,12 @@ mod tests {
             let url = format!("https://s{i}.example/mcp");
             for day in 0..MAX_HISTORY as i64 {
                 let auth = AuthState::default();
-                ledger.apply(&url, at(day), Update::AuthOnly { auth }, &[change.clone()]);
+                ledger.apply(
+                    &url,
+                    at(day),
+                    Update::AuthOnly { auth },
+                    std::slice::from_ref(&change),
+                );
             }
         }
         let full = ledger
