@@ -32,10 +32,11 @@ pub const LEDGER_FORMAT: u32 = 1;
 pub const MAX_SERVERS: usize = 500;
 /// The most history items kept per server.
 pub const MAX_HISTORY: usize = 50;
-/// The longest server `instructions` text a ledger entry keeps (64 KiB). The index holds every
-/// entry's identity, so one server with megabytes of instructions could otherwise push the index
-/// past what the platform stores; such a server is reported, not recorded.
-pub const MAX_INSTRUCTIONS_BYTES: usize = 64 * 1024;
+/// The largest server identity (name, title, version, instructions, as JSON) a ledger entry
+/// keeps: 64 KiB. The index holds every entry's identity, so one server with megabytes of
+/// instructions could otherwise push the index past what the platform stores; such a server is
+/// reported, not recorded.
+pub const MAX_IDENTITY_BYTES: usize = 64 * 1024;
 /// History lengths tried, longest first, when the index would exceed
 /// [`crate::platform::MAX_RECORD_BYTES`].
 const HISTORY_FALLBACKS: [usize; 4] = [MAX_HISTORY, 25, 10, 0];

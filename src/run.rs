@@ -18,7 +18,7 @@ use tokio::time::Instant as TokioInstant;
 use crate::diff::{self, AuthState, Change};
 use crate::input::{Input, InputError};
 use crate::insight::InsightCache;
-use crate::ledger::{Ledger, LedgerError, MAX_INSTRUCTIONS_BYTES, StoredSurface, Update};
+use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
 use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Item, MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
@@ -632,12 +632,11 @@ async fn record_readable(
         insight,
         repeated_keys,
     } = prepared;
-    let instructions = surface.identity.instructions.as_deref().unwrap_or("");
-    if instructions.len() > MAX_INSTRUCTIONS_BYTES {
+    let identity_size = serde_json::to_vec(&surface.identity).map_or(0, |bytes| bytes.len());
+    if identity_size > MAX_IDENTITY_BYTES {
         let why = format!(
-            "its instructions are {} bytes, more than the {MAX_INSTRUCTIONS_BYTES} a ledger entry \
-             keeps",
-            instructions.len()
+            "its identity (name, title, version, instructions) is {identity_size} bytes, more \
+             than the {MAX_IDENTITY_BYTES} a ledger entry keeps"
         );
         return Ok(unstorable_result(row, &observation, &why));
     }

@@ -576,7 +576,7 @@ fn auth_change(url: &str) -> Value {
 }
 
 /// A surface too large for one ledger record (9 MiB on the platform, kept locally as well), or
-/// with instructions longer than an entry keeps (64 KiB), is a RESPONSE_TOO_LARGE row: not
+/// whose identity is larger than an entry keeps (64 KiB), is a RESPONSE_TOO_LARGE row: not
 /// charged, its entry kept, and the other servers of the run are still saved.
 #[tokio::test]
 async fn a_surface_too_large_to_store_does_not_stop_the_run() {
@@ -624,7 +624,7 @@ async fn a_surface_too_large_to_store_does_not_stop_the_run() {
         chatty_row["error"]
             .as_str()
             .unwrap()
-            .contains("instructions are 88000 bytes")
+            .contains("identity (name, title, version, instructions)")
     );
     let index = dir.ledger("DEFAULT");
     assert!(index["servers"].get(&chatty_url).is_none());
