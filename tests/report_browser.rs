@@ -22,7 +22,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
 const BROWSER_DEADLINE: Duration = Duration::from_secs(90);
 
 fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target")
+    // Created here: with CARGO_TARGET_DIR set elsewhere, the checkout has no target/ of its own.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// Runs headless Chromium on a local file with `extra` (e.g. `--dump-dom`) and returns stdout.
