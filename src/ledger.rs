@@ -167,20 +167,23 @@ pub struct StoredSurface {
     pub tools: Vec<Value>,
 }
 
-impl StoredSurface {
-    /// Captures a surface for storage.
-    pub fn capture(surface: &Surface) -> Self {
-        StoredSurface {
-            format: LEDGER_FORMAT,
-            identity: surface.identity.clone(),
-            tools: surface.tools.iter().map(|t| t.raw.clone()).collect(),
-        }
-    }
+/// A surface as [`StoredSurface`] serializes it, borrowing the tools instead of copying them.
+#[derive(Serialize)]
+struct StoredSurfaceView<'a> {
+    format: u32,
+    identity: &'a ServerIdentity,
+    tools: Vec<&'a Value>,
+}
 
-    /// The record key derived from the content: equal surfaces share one record.
-    pub fn key(&self) -> String {
-        let tools = hash_value(&Value::Array(self.tools.clone()));
-        Self::key_for(&self.identity, &tools)
+impl StoredSurface {
+    /// The record that stores `surface` (read back as a [`StoredSurface`]).
+    pub fn record_of(surface: &Surface) -> Record {
+        let view = StoredSurfaceView {
+            format: LEDGER_FORMAT,
+            identity: &surface.identity,
+            tools: surface.tools.iter().map(|t| &t.raw).collect(),
+        };
+        Record::json(serde_json::to_vec(&view).unwrap_or_default())
     }
 
     /// The key of the stored surface with this identity and tool digest, without building it:
@@ -446,13 +449,17 @@ mod tests {
     fn surface_keys_are_content_addressed() {
         let a = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
         let b = surface(json!([{"name": "b", "inputSchema": {"type": "object"}}]));
-        let key_a = StoredSurface::capture(&a).key();
-        assert_eq!(key_a, StoredSurface::capture(&a).key());
-        assert_ne!(key_a, StoredSurface::capture(&b).key());
+        let key = |s: &Surface| StoredSurface::key_for(&s.identity, &s.tool_digest());
+        let key_a = key(&a);
+        assert_eq!(key_a, key(&a.clone()));
+        assert_ne!(key_a, key(&b));
         assert!(crate::input::is_valid_record_key(&key_a), "{key_a}");
-        assert_eq!(key_a, StoredSurface::key_for(&a.identity, &a.tool_digest()));
-        let back = StoredSurface::capture(&a).to_surface().unwrap();
-        assert_eq!(back.tool_digest(), a.tool_digest());
+        let record = StoredSurface::record_of(&a);
+        let stored: StoredSurface = serde_json::from_slice(&record.bytes).unwrap();
+        assert_eq!(stored.format, LEDGER_FORMAT);
+        let back = stored.to_surface().unwrap();
+        assert_eq!(back, a);
+        assert_eq!(key(&back), key_a);
     }
 
     #[test]
@@ -472,7 +479,7 @@ mod tests {
         let s = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
         fn update(s: &Surface) -> Update<'_> {
             Update::Readable {
-                surface_key: StoredSurface::capture(s).key(),
+                surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
                 tool_digest: s.tool_digest(),
                 surface: s,
                 era: Era::Modern,
@@ -539,7 +546,7 @@ mod tests {
             Update::Readable {
                 surface: &s,
                 tool_digest: s.tool_digest(),
-                surface_key: StoredSurface::capture(&s).key(),
+                surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
                 era: Era::Classic,
                 transport: "streamable-http".into(),
                 auth: AuthState::default(),

@@ -684,8 +684,7 @@ async fn record_readable(
     let surface_record = if already_stored {
         None
     } else {
-        let stored = StoredSurface::capture(&surface);
-        let record = Record::json(serde_json::to_vec(&stored).unwrap_or_default());
+        let record = StoredSurface::record_of(&surface);
         if record.bytes.len() > MAX_RECORD_BYTES {
             let why = format!(
                 "as a ledger record it is {} bytes, more than the {MAX_RECORD_BYTES} a record \
