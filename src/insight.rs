@@ -43,8 +43,7 @@ fn computed_by() -> String {
     format!("{}/{INSIGHT_REVISION}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The stored layout (read side; the write side streams the same shape, see
-/// [`InsightCache::to_record_if_changed`]).
+/// The stored layout, as read.
 #[derive(Deserialize)]
 struct Stored {
     format: u32,
@@ -52,11 +51,12 @@ struct Stored {
     surfaces: BTreeMap<String, ToolSummaries>,
 }
 
-/// The header of the stored layout.
+/// The stored layout, as written (borrowing the cached insight).
 #[derive(Serialize)]
-struct Header<'a> {
+struct StoredView<'a> {
     format: u32,
-    computed_by: &'a str,
+    computed_by: String,
+    surfaces: BTreeMap<&'a str, &'a ToolSummaries>,
 }
 
 /// Cached insight by surface record key (see [`crate::ledger::StoredSurface::key_for`]).
@@ -153,44 +153,36 @@ impl InsightCache {
         if !self.changed {
             return None;
         }
-        let computed_by = computed_by();
-        let header = Header {
+        let mut view = StoredView {
             format: FORMAT,
-            computed_by: &computed_by,
+            computed_by: computed_by(),
+            surfaces: BTreeMap::new(),
         };
-        // `{"format":..,"computed_by":".."` + `,"surfaces":{` + members + `}}`
-        let mut bytes = serde_json::to_vec(&header).ok()?;
-        bytes.pop();
-        bytes.extend_from_slice(b",\"surfaces\":{");
-        let mut first = true;
+        // Compact JSON: the empty layout, plus `"key":value` and a comma per surface kept.
+        let mut size = serde_json::to_vec(&view).ok()?.len();
         let mut left_out = 0usize;
         for key in self.keys_by_priority() {
             let Some(insight) = self.surfaces.get(key) else {
                 continue;
             };
-            let name = serde_json::to_vec(key).ok()?;
-            let value = serde_json::to_vec(insight.as_ref()).ok()?;
-            let added = name.len() + 1 + value.len() + usize::from(!first);
-            if bytes.len() + added + 2 > limit {
+            let member = serde_json::to_vec(key).ok()?.len()
+                + 1
+                + serde_json::to_vec(insight.as_ref()).ok()?.len()
+                + usize::from(!view.surfaces.is_empty());
+            if size + member > limit {
                 left_out += 1;
                 continue;
             }
-            if !first {
-                bytes.push(b',');
-            }
-            bytes.extend_from_slice(&name);
-            bytes.push(b':');
-            bytes.extend_from_slice(&value);
-            first = false;
+            size += member;
+            view.surfaces.insert(key, insight.as_ref());
         }
-        bytes.extend_from_slice(b"}}");
         if left_out > 0 {
             tracing::info!(
                 left_out,
                 "insight cache full: some surfaces will be assessed again"
             );
         }
-        Some(Record::json(bytes))
+        serde_json::to_vec(&view).ok().map(Record::json)
     }
 
     /// Every cached key, those named by [`InsightCache::retain`] first, in its order.
