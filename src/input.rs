@@ -7,12 +7,16 @@
 //! must not cost the user the rest of the fleet.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use url::Url;
 
 use crate::diff::ChangeClass;
 use crate::gate::FailOn;
+use crate::net::Credential;
+use crate::registry::{self, RegistryQuery};
 
 /// The four public servers read when `servers` is missing or empty.
 pub const DEFAULT_SERVERS: [&str; 4] = [
@@ -54,6 +58,11 @@ pub struct Input {
     pub allowed_hosts: Vec<String>,
     /// Exit code 1 when a change at or above this level is recorded.
     pub fail_on: FailOn,
+    /// Secret headers, one per origin, for reading the authenticated view of those servers.
+    /// Their `Debug` never shows the value.
+    pub server_credentials: Vec<Arc<Credential>>,
+    /// The MCP Registry search whose remote servers join the fleet, if any.
+    pub registry: Option<RegistryQuery>,
 }
 
 /// One field that failed validation.
@@ -133,8 +142,18 @@ const MAX_RUN_SECONDS: IntField = IntField {
     default: 900,
 };
 
+/// The most entries `server_credentials` may hold.
+pub const MAX_CREDENTIALS: usize = 50;
+
+const REGISTRY_LIMIT: IntField = IntField {
+    name: "registry.limit",
+    min: 1,
+    max: MAX_SERVERS as u64,
+    default: 100,
+};
+
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 13] = [
+pub const KNOWN_FIELDS: [&str; 15] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -148,6 +167,8 @@ pub const KNOWN_FIELDS: [&str; 13] = [
     "max_run_seconds",
     "allowed_hosts",
     "fail_on",
+    "server_credentials",
+    "registry",
 ];
 
 /// Collects problems while the fields are read, so all of them are reported at once.
@@ -165,8 +186,12 @@ impl Checker {
     }
 
     fn int(&mut self, map: &Map<String, Value>, spec: &IntField) -> u64 {
+        self.int_at(map.get(spec.name), spec)
+    }
+
+    fn int_at(&mut self, value: Option<&Value>, spec: &IntField) -> u64 {
         let range = format!("must be an integer from {} to {}", spec.min, spec.max);
-        match map.get(spec.name) {
+        match value {
             None | Some(Value::Null) => spec.default,
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(v) if (spec.min..=spec.max).contains(&v) => v,
@@ -196,8 +221,15 @@ impl Checker {
         }
     }
 
-    fn servers(&mut self, map: &Map<String, Value>) -> Vec<Value> {
-        let defaults = || DEFAULT_SERVERS.iter().map(|s| Value::from(*s)).collect();
+    /// The server entries; the defaults only when neither `servers` nor `registry` names any.
+    fn servers(&mut self, map: &Map<String, Value>, has_registry: bool) -> Vec<Value> {
+        let defaults = || {
+            if has_registry {
+                Vec::new()
+            } else {
+                DEFAULT_SERVERS.iter().map(|s| Value::from(*s)).collect()
+            }
+        };
         match map.get("servers") {
             None | Some(Value::Null) => defaults(),
             Some(Value::Array(items)) if items.is_empty() => defaults(),
@@ -302,6 +334,115 @@ impl Checker {
         }
     }
 
+    /// Reads `server_credentials`. No message ever quotes a value.
+    fn server_credentials(&mut self, map: &Map<String, Value>) -> Vec<Arc<Credential>> {
+        const FIELD: &str = "server_credentials";
+        let items = match map.get(FIELD) {
+            None | Some(Value::Null) => return Vec::new(),
+            Some(Value::Array(items)) if items.len() <= MAX_CREDENTIALS => items,
+            Some(Value::Array(items)) => {
+                let n = items.len();
+                self.refuse(
+                    FIELD,
+                    format!("may hold at most {MAX_CREDENTIALS} entries (got {n})"),
+                );
+                return Vec::new();
+            }
+            Some(other) => {
+                let got = type_name(other);
+                self.refuse(
+                    FIELD,
+                    format!("must be an array of {{origin, header, value}} objects (got {got})"),
+                );
+                return Vec::new();
+            }
+        };
+        let mut credentials: Vec<Arc<Credential>> = Vec::new();
+        for (position, item) in items.iter().enumerate() {
+            let field = format!("{FIELD}[{position}]");
+            match credential_entry(item) {
+                Ok(credential)
+                    if credentials
+                        .iter()
+                        .any(|c| c.origin() == credential.origin()) =>
+                {
+                    let origin = credential.origin().to_string();
+                    self.refuse(
+                        &field,
+                        format!("repeats the origin {origin}; give one credential per origin"),
+                    );
+                }
+                Ok(credential) => credentials.push(Arc::new(credential)),
+                Err(problem) => self.refuse(&field, problem),
+            }
+        }
+        credentials
+    }
+
+    /// Reads `registry`.
+    fn registry(&mut self, map: &Map<String, Value>) -> Option<RegistryQuery> {
+        const FIELD: &str = "registry";
+        let object = match map.get(FIELD) {
+            None | Some(Value::Null) => return None,
+            Some(Value::Object(object)) => object,
+            Some(other) => {
+                let got = type_name(other);
+                self.refuse(FIELD, format!("must be an object such as {{\"search\": \"github\", \"limit\": 100}} (got {got})"));
+                return None;
+            }
+        };
+        for key in object.keys() {
+            if !["search", "limit", "base_url"].contains(&key.as_str()) {
+                self.refuse(
+                    &format!("{FIELD}.{key}"),
+                    "is not a known field; known fields: search, limit, base_url",
+                );
+            }
+        }
+        let search = match object.get("search") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) if text.chars().count() <= 200 => {
+                Some(text.trim().to_string()).filter(|t| !t.is_empty())
+            }
+            Some(_) => {
+                self.refuse("registry.search", "must be text of at most 200 characters");
+                None
+            }
+        };
+        let limit = self.int_at(object.get("limit"), &REGISTRY_LIMIT) as usize;
+        let base_url = match object.get("base_url") {
+            None | Some(Value::Null) => registry::default_base_url(),
+            Some(Value::String(text)) => {
+                match Url::parse(text.trim()) {
+                    Ok(url)
+                        if matches!(url.scheme(), "http" | "https")
+                            && url.username().is_empty()
+                            && url.password().is_none() =>
+                    {
+                        url
+                    }
+                    _ => {
+                        self.refuse("registry.base_url", format!("must be an http(s) URL without credentials, such as {} (got {text:?})", registry::DEFAULT_BASE_URL));
+                        registry::default_base_url()
+                    }
+                }
+            }
+            Some(other) => {
+                let got = type_name(other);
+                self.refuse(
+                    "registry.base_url",
+                    format!("must be an http(s) URL (got {got})"),
+                );
+                registry::default_base_url()
+            }
+        };
+        Some(RegistryQuery {
+            base_url,
+            search,
+            limit,
+        })
+    }
+
     fn fail_on(&mut self, map: &Map<String, Value>) -> FailOn {
         match map.get("fail_on") {
             None | Some(Value::Null) => FailOn::Never,
@@ -346,6 +487,30 @@ fn normalize_host_name(raw: &str) -> Option<String> {
     valid.then_some(host)
 }
 
+/// One `server_credentials` entry, or what is wrong with it (never quoting the value).
+fn credential_entry(item: &Value) -> Result<Credential, String> {
+    let Value::Object(object) = item else {
+        return Err(format!(
+            "must be an object {{\"origin\", \"header\", \"value\"}} (got {})",
+            type_name(item)
+        ));
+    };
+    if let Some(key) = object
+        .keys()
+        .find(|k| !["origin", "header", "value"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "has unknown field {key:?}; known fields: origin, header, value"
+        ));
+    }
+    let text = |key: &str| object.get(key).and_then(Value::as_str);
+    let origin =
+        text("origin").ok_or("needs \"origin\" as text, e.g. \"https://mcp.example.com\"")?;
+    let header = text("header").unwrap_or("Authorization");
+    let value = text("value").ok_or("needs \"value\" as text (the secret header value)")?;
+    Credential::new(origin, header, value).map_err(|e| e.to_string())
+}
+
 fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -385,8 +550,9 @@ impl Input {
                 );
             }
         }
+        let registry = check.registry(map);
         let input = Input {
-            servers: check.servers(map),
+            servers: check.servers(map, registry.is_some()),
             ledger_name: check.ledger_name(map),
             alert_on: check.alert_on(map),
             request_timeout: Duration::from_secs(check.int(map, &REQUEST_TIMEOUT)),
@@ -399,6 +565,8 @@ impl Input {
             max_run_time: Duration::from_secs(check.int(map, &MAX_RUN_SECONDS)),
             allowed_hosts: check.allowed_hosts(map),
             fail_on: check.fail_on(map),
+            server_credentials: check.server_credentials(map),
+            registry,
         };
         if check.problems.is_empty() {
             Ok(input)

@@ -110,7 +110,9 @@ pub struct HistoryItem {
 /// The stored state of one server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
-    /// The server's URL, also its key in [`Ledger::servers`].
+    /// The entry's key in [`Ledger::servers`]: the server's URL for its anonymous view, the
+    /// URL followed by `#authenticated` for the view read with a credential
+    /// ([`crate::targets::Target::ledger_key`]).
     pub server_url: String,
     /// When the server was first read.
     pub first_seen: DateTime<Utc>,

@@ -6,7 +6,9 @@
 //! - [`cli`]: the `snapshot URL` and `diff BEFORE AFTER` commands, their formats and the gate.
 //! - [`actor`]: Actor mode: picks the storage backend and charging from the environment.
 //! - [`input`]: the Actor input as a Rust type, with defaults, ranges and messages naming each bad field.
-//! - [`targets`]: turns input URLs into usable targets or `BLOCKED_TARGET` verdicts.
+//! - [`targets`]: turns input URLs into usable targets or `BLOCKED_TARGET` verdicts, and picks
+//!   the anonymous or authenticated view of each.
+//! - [`registry`]: the official MCP Registry as a fleet source (remote servers of a search).
 //! - [`net`]: the only HTTP client that talks to targets (address policy, pinned resolver,
 //!   manual redirects, byte cap).
 //! - [`mcp`]: the protocol client: JSON-RPC, SSE decoding, the protocol eras, the probe walk.
@@ -35,6 +37,7 @@ pub mod mcp;
 pub mod net;
 pub mod platform;
 pub mod reason;
+pub mod registry;
 pub mod report;
 pub mod risk;
 pub mod run;

@@ -42,6 +42,11 @@ pub enum ReasonCode {
     RunDeadline,
     /// The maximum total charge did not allow reading this server.
     BudgetExhausted,
+    /// The server refused the credential given for its origin (401 or 403 with it).
+    AuthRejected,
+    /// The MCP Registry lists this remote as a URL template with `{placeholders}`; it was not
+    /// guessed or contacted.
+    TemplatedUrl,
 }
 
 impl ReasonCode {
@@ -64,6 +69,8 @@ impl ReasonCode {
             ReasonCode::RedirectLoop => "REDIRECT_LOOP",
             ReasonCode::RunDeadline => "RUN_DEADLINE",
             ReasonCode::BudgetExhausted => "BUDGET_EXHAUSTED",
+            ReasonCode::AuthRejected => "AUTH_REJECTED",
+            ReasonCode::TemplatedUrl => "TEMPLATED_URL",
         }
     }
 }
@@ -87,6 +94,8 @@ mod tests {
             ReasonCode::BlockedTarget,
             ReasonCode::RunDeadline,
             ReasonCode::BudgetExhausted,
+            ReasonCode::AuthRejected,
+            ReasonCode::TemplatedUrl,
         ] {
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, serde_json::Value::String(code.as_str().to_string()));

@@ -23,12 +23,13 @@ use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOption
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::{Charging, Item, MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
+use crate::registry::{self, Fleet};
 use crate::report::{
     ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, mark_repeated_keys,
     summarize_tools,
 };
 use crate::surface::{DIGEST_ALGORITHM, Surface};
-use crate::targets::{self, BlockedEntry, Planned, Target, TargetRules};
+use crate::targets::{self, BlockedEntry, Listing, Planned, Target, TargetRules};
 
 /// Exit code of a run whose gate tripped.
 pub const EXIT_GATE: i32 = 1;
@@ -198,8 +199,8 @@ pub async fn run(
             PolicyMode::Public
         },
         allowed_hosts: input.allowed_hosts.clone(),
+        credentials: input.server_credentials.clone(),
     };
-    let planned = targets::plan(&input.servers, &rules);
     let mut ledger = Ledger::load(storage, &input.ledger_name).await?;
     let mut insight = InsightCache::load(storage, &input.ledger_name).await;
     let config = NetConfig::new(
@@ -214,12 +215,18 @@ pub async fn run(
         None => net::Client::new(config),
     }
     .map_err(|e| RunError::Client(e.to_string()))?;
+    let fleet = gather_fleet(storage, &client, &input).await;
+    let planned = targets::plan(&fleet.entries, &rules);
 
     charge(charging, EVENT_RUN_START, 1).await;
     let (probe_targets, over_budget) =
         split_by_budget(&planned, charging.affordable(EVENT_SERVER_CHECKED));
     let now = Utc::now();
     let mut results: Vec<(usize, ServerResult)> = Vec::with_capacity(planned.len());
+    for (offset, remote) in fleet.templated.iter().enumerate() {
+        let index = fleet.entries.len() + offset;
+        results.push((index, templated_result(remote, now)));
+    }
     for plan in &planned {
         if let Planned::Blocked(blocked) = plan {
             results.push((blocked.index, blocked_result(blocked, now)));
@@ -233,16 +240,58 @@ pub async fn run(
         probe_and_record(storage, charging, &client, &input, &mut ledger, jobs, now).await?;
     results.extend(probed);
     results.sort_by_key(|(index, _)| *index);
-    let results = results.into_iter().map(|(_, result)| result).collect();
+    let results = results
+        .into_iter()
+        .map(|(index, mut result)| {
+            if let Some(name) = fleet.registry_names.get(index).cloned().flatten() {
+                result.row.registry_name = Some(name);
+            }
+            result
+        })
+        .collect();
     finish(
         storage,
         charging,
         &mut ledger,
         &mut insight,
         &input,
+        &fleet,
         results,
     )
     .await
+}
+
+/// The run's server entries: `servers` as given, then the remotes of the registry search.
+/// A registry that cannot be read is reported (log, status message, summary row) and the run
+/// goes on with `servers` alone.
+async fn gather_fleet(storage: &impl Storage, client: &net::Client, input: &Input) -> Fleet {
+    let Some(query) = &input.registry else {
+        return Fleet::explicit(&input.servers);
+    };
+    match registry::fetch(client, query).await {
+        Ok(found) => {
+            let fleet = Fleet::merge(&input.servers, found, crate::input::MAX_SERVERS);
+            tracing::info!(
+                added = fleet.registry_names.iter().flatten().count(),
+                templated = fleet.templated.len(),
+                skipped_stdio = fleet.skipped_stdio,
+                over_limit = fleet.over_limit,
+                "MCP Registry read"
+            );
+            fleet
+        }
+        Err(error) => {
+            let message = format!("{error}; checking the explicit servers only");
+            tracing::error!("{message}");
+            if let Err(status) = storage.set_status_message(&message, false).await {
+                tracing::warn!(%status, "cannot update the status message");
+            }
+            Fleet {
+                registry_error: Some(error.to_string()),
+                ..Fleet::explicit(&input.servers)
+            }
+        }
+    }
 }
 
 /// Splits the usable targets into those the budget lets us read and those it does not.
@@ -314,7 +363,7 @@ fn probe_jobs(
     targets
         .into_iter()
         .map(|target| {
-            let entry = ledger.entry(target.key());
+            let entry = ledger.entry(&target.ledger_key());
             let cached = entry
                 .and_then(|e| e.surface_key.as_ref())
                 .and_then(|key| insight.get(key).map(|found| (key.clone(), found)));
@@ -430,6 +479,7 @@ async fn probe_one(
     }
     let server_deadline = now + server_budget;
     let deadline = server_deadline.min(run_deadline);
+    let client = client.with_credential(target.credential.clone());
     let probed =
         match tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await {
             Ok(Ok(observation)) => {
@@ -467,11 +517,33 @@ fn blocked_result(blocked: &BlockedEntry, now: DateTime<Utc>) -> ServerResult {
 }
 
 /// The row of a target the maximum total charge did not allow reading; its entry is kept.
+/// The row of a registry remote published as a URL template: never guessed, never contacted.
+fn templated_result(remote: &registry::RegistryRemote, now: DateTime<Utc>) -> ServerResult {
+    ServerResult {
+        row: ServerRow {
+            server_url: remote.url.clone(),
+            registry_name: Some(remote.server_name.clone()),
+            reason_code: Some(ReasonCode::TemplatedUrl),
+            error: Some(
+                "the MCP Registry lists this remote as a URL template; fill in its {placeholders} \
+                 and add the URL to `servers` to watch it"
+                    .to_string(),
+            ),
+            ledger_status: Some(LedgerStatus::Unavailable),
+            ..base_row(now)
+        },
+        changes: Vec::new(),
+        surface_write: None,
+        insight: None,
+    }
+}
+
 fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> ServerResult {
-    let entry = ledger.entry(target.key());
+    let entry = ledger.entry(&target.ledger_key());
     ServerResult {
         row: ServerRow {
             server_url: target.key().to_string(),
+            listing: Some(target.listing()),
             reason_code: Some(ReasonCode::BudgetExhausted),
             error: Some(
                 "not read: the run's maximum total charge does not cover another server_checked event"
@@ -548,23 +620,31 @@ async fn record_outcome(
     outcome: Outcome,
     now: DateTime<Utc>,
 ) -> Result<ServerResult, RunError> {
-    let url = outcome.target.key().to_string();
+    let key = outcome.target.ledger_key();
     let mut row = ServerRow {
-        server_url: url.clone(),
+        server_url: outcome.target.key().to_string(),
+        listing: Some(outcome.target.listing()),
         response_time_ms: outcome.elapsed.as_millis() as u64,
         ..base_row(now)
     };
-    if let Some(entry) = ledger.entry(&url) {
+    if let Some(entry) = ledger.entry(&key) {
         row.previous_tool_digest = entry.tool_digest.clone();
         row.first_seen = Some(entry.first_seen);
         row.last_changed = entry.last_changed;
     }
     let result = match outcome.probed {
         Probed::Read(observation) => {
-            return record_readable(storage, payer, ledger, input, row, *observation, now).await;
+            let view = View { key: &key, row };
+            return record_readable(storage, payer, ledger, input, view, *observation, now).await;
+        }
+        Probed::Failed(failure)
+            if outcome.target.credential.is_some() && failure.error.auth_refusal().is_some() =>
+        {
+            rejected_row(row, *failure)
         }
         Probed::Failed(failure) if failure.error.reason_code() == ReasonCode::AuthRequired => {
-            return Ok(record_auth_required(payer, ledger, input, row, *failure, now).await);
+            let view = View { key: &key, row };
+            return Ok(record_auth_required(payer, ledger, input, view, *failure, now).await);
         }
         Probed::Failed(failure) => {
             row.reason_code = Some(failure.error.reason_code());
@@ -614,15 +694,23 @@ async fn record_outcome(
     })
 }
 
+/// The row being built for one server, with the ledger key of the view it read.
+struct View<'a> {
+    key: &'a str,
+    row: ServerRow,
+}
+
 async fn record_readable(
     storage: &impl Storage,
     payer: &Payer<'_>,
     ledger: &mut Ledger,
     input: &Input,
-    mut row: ServerRow,
+    view: View<'_>,
     prepared: Prepared,
     now: DateTime<Utc>,
 ) -> Result<ServerResult, RunError> {
+    let View { key, mut row } = view;
+    let anonymous = row.listing != Some(Listing::Authenticated);
     let (tools, risk, capabilities) = prepared.row_summaries();
     let Prepared {
         observation,
@@ -646,7 +734,7 @@ async fn record_readable(
         ..AuthState::default()
     };
     let mut identity_signal = None;
-    let (status, changes) = match ledger.entry(&row.server_url) {
+    let (status, changes) = match ledger.entry(key) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => {
             let mut changes = diff::compare_auth(&entry.auth, &auth);
@@ -677,10 +765,8 @@ async fn record_readable(
             (LedgerStatus::Compared, changes)
         }
     };
-    let already_stored = ledger
-        .entry(&row.server_url)
-        .and_then(|e| e.surface_key.as_deref())
-        == Some(surface_key.as_str());
+    let already_stored =
+        ledger.entry(key).and_then(|e| e.surface_key.as_deref()) == Some(surface_key.as_str());
     let surface_record = if already_stored {
         None
     } else {
@@ -710,7 +796,7 @@ async fn record_readable(
     let insight = (!deferred).then(|| (surface_key.clone(), insight));
     if !deferred {
         ledger.apply(
-            &row.server_url,
+            key,
             now,
             Update::Readable {
                 surface: &surface,
@@ -724,7 +810,7 @@ async fn record_readable(
             &changes,
         );
     }
-    let entry = ledger.entry(&row.server_url);
+    let entry = ledger.entry(key);
     Ok(ServerResult {
         row: ServerRow {
             final_url: Some(observation.final_url.to_string()),
@@ -736,8 +822,9 @@ async fn record_readable(
             protocol_era: Some(era_name(observation.era).to_string()),
             server_name: surface.identity.name.clone(),
             server_version: surface.identity.version.clone(),
-            anonymous_listing_allowed: Some(true),
-            auth_required: Some(false),
+            // An authenticated read says nothing about what an anonymous caller may do.
+            anonymous_listing_allowed: anonymous.then_some(true),
+            auth_required: anonymous.then_some(false),
             tools_total: Some(surface.tools.len()),
             resources_total: observation.resources_total,
             prompts_total: observation.prompts_total,
@@ -789,14 +876,15 @@ async fn record_auth_required(
     payer: &Payer<'_>,
     ledger: &mut Ledger,
     input: &Input,
-    row: ServerRow,
+    view: View<'_>,
     failure: ProbeFailure,
     now: DateTime<Utc>,
 ) -> ServerResult {
+    let View { key, row } = view;
     let findings = failure.auth.clone().unwrap_or_default();
-    let known = ledger.entry(&row.server_url).map(|e| &e.auth);
+    let known = ledger.entry(key).map(|e| &e.auth);
     let auth = protected_state(&findings, known);
-    let (status, changes) = match ledger.entry(&row.server_url) {
+    let (status, changes) = match ledger.entry(key) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => (
             LedgerStatus::Compared,
@@ -810,14 +898,14 @@ async fn record_auth_required(
     };
     let status = if payer.settle(change_rows.len()).await {
         let update = Update::AuthOnly { auth: auth.clone() };
-        ledger.apply(&row.server_url, now, update, &changes);
+        ledger.apply(key, now, update, &changes);
         status
     } else {
         error = format!("{error}; {}", deferred_note(change_rows.len()));
         change_rows.clear();
         LedgerStatus::Deferred
     };
-    let entry = ledger.entry(&row.server_url);
+    let entry = ledger.entry(key);
     ServerResult {
         row: ServerRow {
             reason_code: Some(ReasonCode::AuthRequired),
@@ -839,6 +927,31 @@ async fn record_auth_required(
         changes: change_rows,
         surface_write: None,
         insight: None,
+    }
+}
+
+/// The row of an authenticated view whose credential the server refused (401 or 403 with
+/// it): `AUTH_REJECTED`, not charged, and the ledger entries of both views stay as they were.
+fn rejected_row(row: ServerRow, failure: ProbeFailure) -> ServerRow {
+    let findings = failure.auth.unwrap_or_default();
+    let status = failure
+        .http_status
+        .map_or(String::new(), |s| format!(" (HTTP {s})"));
+    ServerRow {
+        reason_code: Some(ReasonCode::AuthRejected),
+        error: Some(format!(
+            "the server refused the credential given for its origin{status}; check or renew \
+             it in `server_credentials`: {}",
+            failure.error
+        )),
+        oauth_protected_resource_metadata_url: findings.metadata_url(),
+        oauth_authorization_servers: findings.authorization_servers(),
+        oauth_scopes_supported: findings.scopes(),
+        http_status: failure.http_status,
+        final_url: failure.final_url.map(|u| u.to_string()),
+        bytes_read: failure.bytes_read,
+        auth_required: Some(true),
+        ..row
     }
 }
 
@@ -901,6 +1014,7 @@ async fn finish(
     ledger: &mut Ledger,
     insight: &mut InsightCache,
     input: &Input,
+    fleet: &Fleet,
     results: Vec<ServerResult>,
 ) -> Result<RunOutcome, RunError> {
     let mut items = Vec::new();
@@ -930,6 +1044,8 @@ async fn finish(
     let mut summary = SummaryRow::tally(&server_rows, &change_rows);
     summary.alert_on = input.alert_on_names();
     summary.ledger_name = input.ledger_name.clone();
+    summary.registry_skipped_stdio = fleet.skipped_stdio;
+    summary.registry_error = fleet.registry_error.clone();
     summary.charges = charging.summary();
     items.push(Item::of(&summary)?);
     storage.push_items(&items).await?;

@@ -5,10 +5,13 @@
 //! optional `allowed_hosts` list, and which does not repeat an earlier entry. Everything else
 //! becomes one blocked row: it is never contacted, never charged, and its ledger entry is kept.
 
+use std::sync::Arc;
+
+use serde::Serialize;
 use serde_json::Value;
 use url::Url;
 
-use crate::net::{PolicyMode, check_url};
+use crate::net::{Credential, PolicyMode, check_url};
 
 /// One input entry after planning, in input order.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +22,21 @@ pub enum Planned {
     Blocked(BlockedEntry),
 }
 
+/// Which view of a server a target reads: what anyone sees, or what the holder of a
+/// credential sees. The ledger keeps the two apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Listing {
+    /// Requests carry no credential.
+    Anonymous,
+    /// Requests to the server's origin carry the credential of `server_credentials`.
+    Authenticated,
+}
+
+/// Suffix of the ledger key of an authenticated view. Target URLs never hold a fragment, so
+/// the key can never be the URL of another target.
+const AUTHENTICATED_KEY_SUFFIX: &str = "#authenticated";
+
 /// A usable target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
@@ -26,12 +44,33 @@ pub struct Target {
     pub index: usize,
     /// The parsed URL (fragment removed).
     pub url: Url,
+    /// The credential for the URL's origin, when the input gives one.
+    pub credential: Option<Arc<Credential>>,
 }
 
 impl Target {
-    /// The key of this server in the ledger and the `server_url` of its rows.
+    /// The `server_url` of this target's rows.
     pub fn key(&self) -> &str {
         self.url.as_str()
+    }
+
+    /// The key of this target's entry in the ledger: the URL for the anonymous view, the URL
+    /// with `#authenticated` for the authenticated one, so that adding a credential starts a
+    /// new baseline instead of reporting every hidden tool as added.
+    pub fn ledger_key(&self) -> String {
+        match self.listing() {
+            Listing::Anonymous => self.url.to_string(),
+            Listing::Authenticated => format!("{}{AUTHENTICATED_KEY_SUFFIX}", self.url),
+        }
+    }
+
+    /// Which view this target reads.
+    pub fn listing(&self) -> Listing {
+        if self.credential.is_some() {
+            Listing::Authenticated
+        } else {
+            Listing::Anonymous
+        }
     }
 }
 
@@ -53,6 +92,8 @@ pub struct TargetRules {
     pub mode: PolicyMode,
     /// When non-empty, only these hosts and their subdomains.
     pub allowed_hosts: Vec<String>,
+    /// Secret headers by origin; a target on one of these origins reads the authenticated view.
+    pub credentials: Vec<Arc<Credential>>,
 }
 
 /// Plans every entry, keeping input order.
@@ -64,7 +105,16 @@ pub fn plan(entries: &[Value], rules: &TargetRules) -> Vec<Planned> {
         .map(|(index, entry)| match usable_url(entry, rules, &seen) {
             Ok(url) => {
                 seen.push(url.clone());
-                Planned::Probe(Target { index, url })
+                let credential = rules
+                    .credentials
+                    .iter()
+                    .find(|c| c.applies_to(&url))
+                    .cloned();
+                Planned::Probe(Target {
+                    index,
+                    url,
+                    credential,
+                })
             }
             Err(reason) => Planned::Blocked(BlockedEntry {
                 index,
@@ -196,7 +246,7 @@ mod tests {
     fn loopback_is_allowed_only_with_the_operator_override() {
         let rules = TargetRules {
             mode: PolicyMode::AllowPrivate,
-            allowed_hosts: Vec::new(),
+            ..TargetRules::default()
         };
         let result = verdicts(json!(["http://127.0.0.1:9/mcp"]), &rules);
         assert_eq!(result[0], Ok("http://127.0.0.1:9/mcp".to_string()));
@@ -209,6 +259,7 @@ mod tests {
         let rules = TargetRules {
             mode: PolicyMode::Public,
             allowed_hosts: vec!["example.com".to_string()],
+            ..TargetRules::default()
         };
         let result = verdicts(
             json!(["https://mcp.example.com/mcp", "https://example.org/mcp"]),
@@ -216,5 +267,53 @@ mod tests {
         );
         assert!(result[0].is_ok());
         assert!(result[1].is_err());
+    }
+
+    #[test]
+    fn a_credential_selects_the_authenticated_view_of_its_origin_only() {
+        let credential = Arc::new(
+            Credential::new("https://mcp.example.com", "Authorization", "Bearer t").unwrap(),
+        );
+        let rules = TargetRules {
+            credentials: vec![credential.clone()],
+            ..TargetRules::default()
+        };
+        let planned = plan(
+            &[
+                json!("https://mcp.example.com/mcp"),
+                json!("https://mcp.example.com:8443/mcp"),
+                json!("https://other.example.com/mcp"),
+            ],
+            &rules,
+        );
+        let views: Vec<(Listing, String)> = planned
+            .iter()
+            .map(|p| match p {
+                Planned::Probe(t) => (t.listing(), t.ledger_key()),
+                Planned::Blocked(b) => panic!("blocked: {}", b.reason),
+            })
+            .collect();
+        assert_eq!(
+            views,
+            vec![
+                (
+                    Listing::Authenticated,
+                    "https://mcp.example.com/mcp#authenticated".to_string()
+                ),
+                (
+                    Listing::Anonymous,
+                    "https://mcp.example.com:8443/mcp".to_string()
+                ),
+                (
+                    Listing::Anonymous,
+                    "https://other.example.com/mcp".to_string()
+                ),
+            ]
+        );
+        let Planned::Probe(first) = &planned[0] else {
+            unreachable!()
+        };
+        assert_eq!(first.key(), "https://mcp.example.com/mcp");
+        assert_eq!(first.credential.as_deref(), Some(credential.as_ref()));
     }
 }

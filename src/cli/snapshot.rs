@@ -184,7 +184,7 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
         } else {
             PolicyMode::Public
         },
-        allowed_hosts: Vec::new(),
+        ..TargetRules::default()
     };
     let target = match targets::plan(&[Value::String(url.to_string())], &rules).pop() {
         Some(Planned::Probe(target)) => target,

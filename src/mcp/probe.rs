@@ -187,7 +187,9 @@ async fn auth_findings(
 ) -> AuthFindings {
     let challenge = AuthChallenge::from_header(header);
     let metadata = if options.probe_oauth_metadata {
-        Some(auth::probe_metadata(client, endpoint, &challenge).await)
+        // The credential never travels to metadata or authorization-server URLs, even on the
+        // server's own origin.
+        Some(auth::probe_metadata(&client.anonymous(), endpoint, &challenge).await)
     } else {
         None
     };

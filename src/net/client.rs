@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use url::Url;
 
 use super::body::{CappedBody, StreamingResponse};
+use super::credential::Credential;
 use super::policy::{self, Blocked, PolicyMode};
 use super::resolver::{Lookup, PinnedResolver, ResolveError, SystemLookup};
 use crate::reason::ReasonCode;
@@ -181,6 +182,8 @@ const ORIGIN_BOUND_HEADERS: [header::HeaderName; 3] = [
 pub struct Client {
     inner: reqwest::Client,
     config: NetConfig,
+    /// The secret header sent to its one origin, if this client reads an authenticated view.
+    credential: Option<Arc<Credential>>,
 }
 
 impl Client {
@@ -225,12 +228,37 @@ impl Client {
             .user_agent(concat!("mcp-surface-ledger/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| NetError::Other(error_chain(&e)))?;
-        Ok(Client { inner, config })
+        Ok(Client {
+            inner,
+            config,
+            credential: None,
+        })
     }
 
     /// The settings this client was built with.
     pub fn config(&self) -> &NetConfig {
         &self.config
+    }
+
+    /// The same client (shared connections) that attaches `credential` to every request whose
+    /// URL has the credential's origin, each redirect hop judged on its own. `None` gives an
+    /// anonymous client.
+    pub fn with_credential(&self, credential: Option<Arc<Credential>>) -> Client {
+        Client {
+            credential,
+            ..self.clone()
+        }
+    }
+
+    /// The same client without any credential: for requests that must stay anonymous even
+    /// during an authenticated probe (RFC 9728 metadata, authorization servers).
+    pub fn anonymous(&self) -> Client {
+        self.with_credential(None)
+    }
+
+    /// Whether requests to the credential's origin carry a credential.
+    pub fn has_credential(&self) -> bool {
+        self.credential.is_some()
     }
 
     /// Sends a POST with a JSON body and reads the whole response within the cap.
@@ -333,6 +361,16 @@ impl Client {
                 .inner
                 .request(method.clone(), current.clone())
                 .headers(headers.clone());
+            if let Some(credential) = self
+                .credential
+                .as_deref()
+                .filter(|c| c.applies_to(&current))
+            {
+                request = request.header(
+                    credential.header_name().clone(),
+                    credential.header_value().clone(),
+                );
+            }
             if let Some(bytes) = &body {
                 request = request.body(bytes.clone());
             }

@@ -7,10 +7,12 @@
 
 mod body;
 mod client;
+pub mod credential;
 pub mod policy;
 pub mod resolver;
 
 pub use body::{CappedBody, StreamingResponse};
 pub use client::{Client, HttpResponse, NetConfig, NetError};
+pub use credential::{Credential, CredentialError};
 pub use policy::{Blocked, PolicyMode, check_url, is_allowed};
 pub use resolver::{Lookup, SystemLookup, TableLookup};

@@ -17,6 +17,7 @@ use crate::diff::{Change, ChangeClass, Compatibility, Severity};
 use crate::reason::ReasonCode;
 use crate::risk::{self, Capability, Finding, IdentitySignal, Risk, ToolAssessment};
 use crate::surface::{Surface, Tool};
+use crate::targets::Listing;
 
 /// Whether a server's ledger entry was created, compared, or left alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -153,6 +154,11 @@ pub struct ServerRow {
     pub record_type: &'static str,
     /// The entry as given (normalized URL for usable targets).
     pub server_url: String,
+    /// Which view was read: `anonymous`, or `authenticated` when `server_credentials` names
+    /// the server's origin. Absent for entries that were never contacted.
+    pub listing: Option<Listing>,
+    /// The server's name in the MCP Registry, for targets that came from `registry`.
+    pub registry_name: Option<String>,
     /// The URL that answered, after redirects.
     pub final_url: Option<String>,
     /// Whether the surface was read.
@@ -324,6 +330,15 @@ pub struct SummaryRow {
     pub digest_algorithm: &'static str,
     /// Entries refused before any network work.
     pub servers_blocked: usize,
+    /// Servers whose changes the budget could not pay: read, but their entry kept for the
+    /// next run (not counted in `servers_checked`).
+    pub servers_deferred: usize,
+    /// Targets the `registry` search added to the fleet (after duplicates of `servers`).
+    pub servers_from_registry: usize,
+    /// Latest registry entries without a remote endpoint (stdio packages), skipped.
+    pub registry_skipped_stdio: usize,
+    /// Why the registry search failed, when it did (the explicit `servers` were still read).
+    pub registry_error: Option<String>,
     /// What was (or, locally, would have been) charged.
     pub charges: Value,
     /// When the run ended.
@@ -337,7 +352,7 @@ impl SummaryRow {
         let checked = count(&|r| {
             matches!(
                 r.ledger_status,
-                Some(LedgerStatus::Created | LedgerStatus::Compared | LedgerStatus::Deferred)
+                Some(LedgerStatus::Created | LedgerStatus::Compared)
             )
         });
         let anonymous = count(&|r| r.anonymous_listing_allowed == Some(true));
@@ -364,7 +379,9 @@ impl SummaryRow {
                         r.reason_code,
                         Some(
                             ReasonCode::AuthRequired
+                                | ReasonCode::AuthRejected
                                 | ReasonCode::BlockedTarget
+                                | ReasonCode::TemplatedUrl
                                 | ReasonCode::BudgetExhausted
                         )
                     )
@@ -386,6 +403,10 @@ impl SummaryRow {
             ledger_name: String::new(),
             digest_algorithm: crate::surface::DIGEST_ALGORITHM,
             servers_blocked: count(&|r| r.reason_code == Some(ReasonCode::BlockedTarget)),
+            servers_deferred: count(&|r| r.ledger_status == Some(LedgerStatus::Deferred)),
+            servers_from_registry: count(&|r| r.registry_name.is_some()),
+            registry_skipped_stdio: 0,
+            registry_error: None,
             charges: Value::Null,
             observed_at: Utc::now(),
         }
