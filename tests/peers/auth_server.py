@@ -2,12 +2,14 @@
 own OAuth resource-server protection, over Streamable HTTP or the legacy HTTP+SSE transport.
 
 Usage:
-    python auth_server.py SURFACE.json [--transport streamable-http|sse] [--auth] [--watch-stdin]
+    python auth_server.py SURFACE.json [--transport streamable-http|sse] [--auth]
+                          [--accept-token TOKEN] [--watch-stdin]
 
 The surface file is the one of surface_server.py. With --auth the server is an OAuth resource
 server (AuthSettings + a token verifier): every anonymous request gets the SDK's 401 with
 `resource_metadata`, and the RFC 9728 document is served at the path-inserted well-known URL.
-The verifier refuses every token. A surface file key `"protected": false` opens the door for
+The verifier refuses every token but the one given with --accept-token (a client holding it
+reads the surface; any other token gets the SDK's 401 invalid_token). A surface file key `"protected": false` opens the door for
 the next requests (the protection is switched off inside the server, as if its operator
 removed it); `true` or no key keeps it on. The client under test never sends a credential.
 
@@ -46,11 +48,16 @@ INTERNAL_TOKEN = "internal-open-door"
 
 
 class RefuseEveryToken:
-    """A token verifier for a server whose authorization server nobody can reach."""
+    """A token verifier for a server whose authorization server nobody can reach; it knows
+    only its own open-door token and, when given, the one token a test client may hold."""
+
+    accepted = None
 
     async def verify_token(self, token):
         if token == INTERNAL_TOKEN:
             return AccessToken(token=token, client_id="open-door", scopes=SCOPES)
+        if RefuseEveryToken.accepted is not None and token == RefuseEveryToken.accepted:
+            return AccessToken(token=token, client_id="test-client", scopes=SCOPES)
         return None
 
 
@@ -142,8 +149,10 @@ def main():
     parser.add_argument("surface")
     parser.add_argument("--transport", choices=["streamable-http", "sse"], default="streamable-http")
     parser.add_argument("--auth", action="store_true")
+    parser.add_argument("--accept-token")
     parser.add_argument("--watch-stdin", action="store_true")
     args = parser.parse_args()
+    RefuseEveryToken.accepted = args.accept_token
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -33,6 +33,21 @@ pub fn start_python(
     transport: PyTransport,
     auth: bool,
 ) -> Option<PyAuthPeer> {
+    start_python_with(surface, transport, auth, None)
+}
+
+/// Like [`start_python`] with protection on, over Streamable HTTP, and a verifier that accepts
+/// `token` (as `Authorization: Bearer <token>`).
+pub fn start_python_accepting(surface: &SurfaceFile, token: &str) -> Option<PyAuthPeer> {
+    start_python_with(surface, PyTransport::StreamableHttp, true, Some(token))
+}
+
+fn start_python_with(
+    surface: &SurfaceFile,
+    transport: PyTransport,
+    auth: bool,
+    accepted_token: Option<&str>,
+) -> Option<PyAuthPeer> {
     let python = super::python::interpreter()?;
     let mut command = Command::new(python);
     command
@@ -46,6 +61,9 @@ pub fn start_python(
         });
     if auth {
         command.arg("--auth");
+    }
+    if let Some(token) = accepted_token {
+        command.arg("--accept-token").arg(token);
     }
     let process = process::spawn_announcing("python-auth-peer", command);
     let path = match transport {
