@@ -739,4 +739,131 @@ mod tests {
         let err = Input::from_bytes(b"{oops").unwrap_err();
         assert!(err.to_string().contains("not valid JSON"));
     }
+
+    #[test]
+    fn server_credentials_are_checked_without_ever_quoting_the_value() {
+        let secret = "Bearer s3cr3t-value";
+        let input = Input::from_value(Some(&json!({
+            "server_credentials": [
+                {"origin": "https://a.example", "value": secret},
+                {"origin": "https://b.example:8443", "header": "X-Api-Key", "value": "k"},
+            ]
+        })))
+        .unwrap();
+        let origins: Vec<&str> = input
+            .server_credentials
+            .iter()
+            .map(|c| c.origin())
+            .collect();
+        assert_eq!(origins, ["https://a.example", "https://b.example:8443"]);
+        assert_eq!(
+            input.server_credentials[0].header_name().as_str(),
+            "authorization"
+        );
+        assert!(!format!("{input:?}").contains("s3cr3t"));
+
+        let cases = [
+            (json!("Bearer x"), "server_credentials", "must be an array"),
+            (
+                json!([{"origin": "https://a.example/mcp", "value": secret}]),
+                "server_credentials[0]",
+                "origin must",
+            ),
+            (
+                json!([{"origin": "https://a.example", "header": "Cookie", "value": secret}]),
+                "server_credentials[0]",
+                "cannot carry",
+            ),
+            (
+                json!([{"origin": "https://a.example", "header": "mcp-session-id", "value": secret}]),
+                "server_credentials[0]",
+                "cannot carry",
+            ),
+            (
+                json!([{"origin": "https://a.example", "header": "Host", "value": secret}]),
+                "server_credentials[0]",
+                "cannot carry",
+            ),
+            (
+                json!([{"origin": "https://a.example", "header": "Connection", "value": secret}]),
+                "server_credentials[0]",
+                "cannot carry",
+            ),
+            (
+                json!([{"origin": "https://a.example"}]),
+                "server_credentials[0]",
+                "needs \"value\"",
+            ),
+            (
+                json!([{"origin": "https://a.example", "value": "a\nb s3cr3t"}]),
+                "server_credentials[0]",
+                "non-empty",
+            ),
+            (
+                json!([{"origin": "https://a.example", "value": secret, "token": secret}]),
+                "server_credentials[0]",
+                "unknown field",
+            ),
+            (
+                json!([{"origin": "https://a.example", "value": secret}, {"origin": "https://A.example:443", "value": secret}]),
+                "server_credentials[1]",
+                "repeats the origin",
+            ),
+            (
+                json!([secret]),
+                "server_credentials[0]",
+                "must be an object",
+            ),
+        ];
+        for (value, field, expected) in cases {
+            let err = Input::from_value(Some(&json!({ "server_credentials": value }))).unwrap_err();
+            assert_eq!(err.fields(), vec![field], "{value}");
+            let text = err.to_string();
+            assert!(text.contains(expected), "{value}: {text}");
+            assert!(!text.contains("s3cr3t"), "the value leaked: {text}");
+        }
+    }
+
+    #[test]
+    fn registry_is_parsed_with_its_defaults_and_ranges() {
+        let input = Input::from_value(Some(&json!({"registry": {"search": " github "}}))).unwrap();
+        let registry = input.registry.unwrap();
+        assert_eq!(registry.search.as_deref(), Some("github"));
+        assert_eq!(registry.limit, 100);
+        assert_eq!(
+            registry.base_url.as_str(),
+            crate::registry::DEFAULT_BASE_URL
+        );
+        assert!(
+            input.servers.is_empty(),
+            "no default servers beside a registry search"
+        );
+
+        let input = Input::from_value(Some(&json!({
+            "servers": ["https://a.example/mcp"],
+            "registry": {"limit": 5, "base_url": "http://127.0.0.1:9/v0"},
+        })))
+        .unwrap();
+        assert_eq!(input.servers.len(), 1);
+        let registry = input.registry.unwrap();
+        assert_eq!((registry.limit, registry.search), (5, None));
+        assert_eq!(registry.base_url.as_str(), "http://127.0.0.1:9/v0");
+
+        let cases = [
+            (json!("github"), "registry"),
+            (json!({"limit": 0}), "registry.limit"),
+            (json!({"limit": 201}), "registry.limit"),
+            (json!({"base_url": "ftp://r.example"}), "registry.base_url"),
+            (
+                json!({"base_url": "https://u:p@r.example"}),
+                "registry.base_url",
+            ),
+            (json!({"search": 7}), "registry.search"),
+            (json!({"query": "x"}), "registry.query"),
+        ];
+        for (value, field) in cases {
+            let err = Input::from_value(Some(&json!({ "registry": value }))).unwrap_err();
+            assert_eq!(err.fields(), vec![field], "{value}");
+        }
+    }
 }

@@ -164,6 +164,9 @@ async fn changes_the_budget_cannot_pay_for_are_deferred_and_reported_next_time()
     // The steady server is paid for; the deferred one is not, and no change is.
     assert_eq!(event_count(&rows.summary, "server_checked"), 1);
     assert_eq!(event_count(&rows.summary, "surface_change_recorded"), 0);
+    // servers_checked counts what was paid for; the deferred server is counted apart.
+    assert_eq!(rows.summary["servers_checked"], 1);
+    assert_eq!(rows.summary["servers_deferred"], 1);
 
     // A budget that covers everything reports the same two changes.
     let rows = run(&dir, &input, Some("1")).await;

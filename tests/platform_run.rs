@@ -540,3 +540,53 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
         );
     });
 }
+
+#[test]
+fn a_credential_never_reaches_the_apify_api() {
+    if let Place::Done = run_inside("a_credential_never_reaches_the_apify_api") {
+        return;
+    }
+    runtime().block_on(async {
+        let secret = "canary-apify-3c59dc048e8850243be8";
+        let fake = FakeApify::start().await;
+        let mcp = CountingMcp::start(PUBLIC_IP).await;
+        mcp.serve("/a", surface("Alpha", "1", vec![tool("search", "Searches")]));
+        let a = mcp.url("/a");
+        let origin = url::Url::parse(&a).unwrap().origin().ascii_serialization();
+        put_input(
+            &fake,
+            &json!({
+                "servers": [a],
+                "ledger_name": "fleet",
+                "server_credentials": [
+                    {"origin": origin, "header": "Authorization", "value": format!("Bearer {secret}")}
+                ],
+            }),
+        );
+        let output = run_binary(platform_env(&fake, true), &[]).await;
+        assert_exit(&output, 0);
+        let requests = fake.state().requests.clone();
+        let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
+        let rows = assert_run_order(&requests, &ledger_store);
+        assert_eq!(rows[0]["listing"], "authenticated", "{}", rows[0]);
+        assert_eq!(rows[0]["ok"], true, "{}", rows[0]);
+        for request in &requests {
+            let headers = format!("{:?}", request.headers);
+            let text = format!(
+                "{} {:?} {headers} {}",
+                request.path,
+                request.query,
+                String::from_utf8_lossy(&request.body)
+            );
+            assert!(
+                !text.contains(secret),
+                "the secret reached the API: {} {}",
+                request.method,
+                request.path
+            );
+        }
+        for stream in [&output.stdout, &output.stderr] {
+            assert!(!String::from_utf8_lossy(stream).contains(secret));
+        }
+    });
+}

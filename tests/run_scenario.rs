@@ -456,6 +456,10 @@ async fn two_runs_record_every_change_class_and_severity() {
         "ledger_name": "fleet",
         "digest_algorithm": "sha256-jcs/1",
         "servers_blocked": 0,
+        "servers_deferred": 0,
+        "servers_from_registry": 0,
+        "registry_skipped_stdio": 0,
+        "registry_error": null,
     });
     assert_eq!(stable(&second.summary), expected_summary);
     assert_eq!(stable(&everything.output()), expected_summary);

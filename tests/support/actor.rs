@@ -464,6 +464,8 @@ pub fn readable_row(
     json!({
         "record_type": "server",
         "server_url": url,
+        "listing": "anonymous",
+        "registry_name": null,
         "final_url": url,
         "ok": true,
         "reason_code": "OK",
