@@ -16,8 +16,12 @@
 //! - an unreadable or newer-format index is never overwritten: the run stops instead.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 
 use chrono::{DateTime, Utc};
+use flate2::Compression;
+use flate2::read::GzDecoder;
+use flate2::write::GzEncoder;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -28,6 +32,16 @@ use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
 
 /// Version of the index record format this build writes and reads.
 pub const LEDGER_FORMAT: u32 = 1;
+/// Version of the surface records this build writes: 2 is the JSON of [`StoredSurface`],
+/// gzip-compressed (a 500-tool surface of tens of megabytes fits the 9 MiB a record may hold).
+/// Version 1 records (the same JSON, uncompressed) are still read. The record key does not
+/// depend on this: it addresses the content, not its encoding.
+pub const SURFACE_FORMAT: u32 = 2;
+/// The most bytes a stored surface may inflate to; a damaged or hostile record beyond it is
+/// refused instead of exhausting memory.
+const MAX_SURFACE_JSON_BYTES: u64 = 256 * 1024 * 1024;
+/// What surface records are stored as.
+const SURFACE_CONTENT_TYPE: &str = "application/gzip";
 /// The most servers one ledger keeps; the least recently seen are dropped beyond it.
 pub const MAX_SERVERS: usize = 500;
 /// The most history items kept per server.
@@ -161,7 +175,7 @@ pub struct Ledger {
 /// The full definitions of one readable surface, stored content-addressed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredSurface {
-    /// Record format version ([`LEDGER_FORMAT`]).
+    /// Record format version (1 or [`SURFACE_FORMAT`]).
     pub format: u32,
     /// Server identity at the time.
     pub identity: ServerIdentity,
@@ -178,14 +192,49 @@ struct StoredSurfaceView<'a> {
 }
 
 impl StoredSurface {
-    /// The record that stores `surface` (read back as a [`StoredSurface`]).
+    /// The record that stores `surface`: its JSON, gzip-compressed ([`SURFACE_FORMAT`]); read
+    /// back with [`StoredSurface::from_bytes`].
     pub fn record_of(surface: &Surface) -> Record {
         let view = StoredSurfaceView {
-            format: LEDGER_FORMAT,
+            format: SURFACE_FORMAT,
             identity: &surface.identity,
             tools: surface.tools.iter().map(|t| &t.raw).collect(),
         };
-        Record::json(serde_json::to_vec(&view).unwrap_or_default())
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+        // Writing into a Vec cannot fail; serde_json cannot fail on a Value tree.
+        let _ = serde_json::to_writer(&mut encoder, &view);
+        Record {
+            bytes: encoder.finish().unwrap_or_default(),
+            content_type: SURFACE_CONTENT_TYPE.to_string(),
+        }
+    }
+
+    /// Reads a surface record of either version: gzip-compressed JSON (2) or plain JSON (1).
+    pub fn from_bytes(bytes: &[u8]) -> Result<StoredSurface, String> {
+        let json = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut json = Vec::new();
+            GzDecoder::new(bytes)
+                .take(MAX_SURFACE_JSON_BYTES + 1)
+                .read_to_end(&mut json)
+                .map_err(|e| format!("it is not valid gzip ({e})"))?;
+            if json.len() as u64 > MAX_SURFACE_JSON_BYTES {
+                return Err(format!(
+                    "it inflates to more than {MAX_SURFACE_JSON_BYTES} bytes"
+                ));
+            }
+            json
+        } else {
+            bytes.to_vec()
+        };
+        let stored: StoredSurface = serde_json::from_slice(&json)
+            .map_err(|e| format!("it is not a stored surface ({e})"))?;
+        if !(1..=SURFACE_FORMAT).contains(&stored.format) {
+            return Err(format!(
+                "its format is {}, this build reads formats 1 to {SURFACE_FORMAT}",
+                stored.format
+            ));
+        }
+        Ok(stored)
     }
 
     /// The key of the stored surface with this identity and tool digest, without building it:
@@ -294,8 +343,7 @@ impl Ledger {
             .get_record(Store::Ledger, key)
             .await?
             .ok_or_else(|| unreadable("the record is missing".to_string()))?;
-        let stored: StoredSurface = serde_json::from_slice(&record.bytes)
-            .map_err(|e| unreadable(format!("it is not a stored surface ({e})")))?;
+        let stored = StoredSurface::from_bytes(&record.bytes).map_err(unreadable)?;
         stored.to_surface().map(Some).map_err(unreadable)
     }
 
@@ -457,11 +505,60 @@ mod tests {
         assert_ne!(key_a, key(&b));
         assert!(crate::input::is_valid_record_key(&key_a), "{key_a}");
         let record = StoredSurface::record_of(&a);
-        let stored: StoredSurface = serde_json::from_slice(&record.bytes).unwrap();
-        assert_eq!(stored.format, LEDGER_FORMAT);
+        let stored = StoredSurface::from_bytes(&record.bytes).unwrap();
+        assert_eq!(stored.format, SURFACE_FORMAT);
         let back = stored.to_surface().unwrap();
         assert_eq!(back, a);
         assert_eq!(key(&back), key_a);
+    }
+
+    #[test]
+    fn surface_records_are_compressed_and_old_plain_records_still_read() {
+        // A large, repetitive surface (as real tool lists are) shrinks well below its JSON.
+        let tools: Vec<Value> = (0..500)
+            .map(|i| {
+                json!({
+                    "name": format!("tool_{i}"),
+                    "description": "Lists the issues of a repository, filtered by state and label. ".repeat(20),
+                    "inputSchema": {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}}},
+                })
+            })
+            .collect();
+        let big = surface(Value::Array(tools.clone()));
+        let record = StoredSurface::record_of(&big);
+        let plain =
+            serde_json::to_vec(&json!({"format": 1, "identity": big.identity, "tools": tools}))
+                .unwrap();
+        assert!(
+            record.bytes.len() * 20 < plain.len(),
+            "{} vs {}",
+            record.bytes.len(),
+            plain.len()
+        );
+        assert_eq!(
+            StoredSurface::from_bytes(&record.bytes)
+                .unwrap()
+                .to_surface()
+                .unwrap(),
+            big
+        );
+        // A version 1 record (plain JSON) reads back the same.
+        let old = StoredSurface::from_bytes(&plain).unwrap();
+        assert_eq!(old.format, 1);
+        assert_eq!(old.to_surface().unwrap(), big);
+        // Damaged, future and bomb-like records are refused with a reason.
+        let mut cut = record.bytes.clone();
+        cut.truncate(cut.len() / 2);
+        let future =
+            serde_json::to_vec(&json!({"format": 3, "identity": {}, "tools": []})).unwrap();
+        for (bytes, expected) in [
+            (cut, "not valid gzip"),
+            (future, "format is 3"),
+            (b"{oops".to_vec(), "not a stored surface"),
+        ] {
+            let error = StoredSurface::from_bytes(&bytes).unwrap_err();
+            assert!(error.contains(expected), "{error}");
+        }
     }
 
     #[test]

@@ -584,9 +584,18 @@ fn auth_change(url: &str) -> Value {
 /// charged, its entry kept, and the other servers of the run are still saved.
 #[tokio::test]
 async fn a_surface_too_large_to_store_does_not_stop_the_run() {
-    let bulk = "lorem ipsum ".repeat(90_000); // about 1 MB per tool
-    let tools: Vec<Value> = (0..10)
-        .map(|i| support::surface::tool(&format!("bulky_{i}"), &bulk))
+    // 500 tools, about 10 MB of JSON: a legitimate large server. Stored compressed, it is
+    // watched like any other.
+    let prose = "Lists the issues of a repository, filtered by state, label and assignee. ";
+    let large_tools: Vec<Value> = (0..500)
+        .map(|i| support::surface::tool(&format!("large_{i}"), &prose.repeat(270)))
+        .collect();
+    let mut large = support::surface::surface("large", "1.0.0", large_tools);
+    large["page_size"] = json!(100);
+    let large_peer = RmcpPeer::start(large, RmcpMode::default());
+    // About 13 MB of text that does not compress: more than a record may hold even gzipped.
+    let tools: Vec<Value> = (0..12)
+        .map(|i| support::surface::tool(&format!("bulky_{i}"), &incompressible_text(i, 1_100_000)))
         .collect();
     let mut huge = support::surface::surface("huge", "1.0.0", tools);
     huge["page_size"] = json!(3);
@@ -601,13 +610,21 @@ async fn a_surface_too_large_to_store_does_not_stop_the_run() {
     let chatty_peer = RmcpPeer::start(chatty, RmcpMode::default());
     let chatty_url = chatty_peer.url.to_string();
     let (huge_url, small_url) = (huge_peer.url.to_string(), small_peer.url.to_string());
+    let large_url = large_peer.url.to_string();
     let dir = RunDir::new();
     let input = json!({
-        "servers": [huge_url, small_url, chatty_url],
+        "servers": [huge_url, small_url, chatty_url, large_url],
         "max_response_bytes": 5_000_000,
+        // Tens of megabytes through a debug build on a busy machine: no timing in this test.
+        "request_timeout_seconds": 120,
+        "max_server_seconds": 600,
     });
     dir.run_ok(&input, None).await;
     let rows = Rows::of(&dir);
+    let large_row = rows.server(&large_url);
+    assert_eq!(large_row["reason_code"], "OK", "{large_row}");
+    assert_eq!(large_row["ledger_status"], "created");
+    assert_eq!(large_row["tools_total"], 500);
     let huge_row = rows.server(&huge_url);
     assert_eq!(huge_row["reason_code"], "RESPONSE_TOO_LARGE", "{huge_row}");
     assert_eq!(huge_row["ledger_status"], "unavailable");
@@ -637,4 +654,32 @@ async fn a_surface_too_large_to_store_does_not_stop_the_run() {
         "no entry for the huge server"
     );
     assert!(index["servers"].get(&small_url).is_some());
+    let large_key = index["servers"][&large_url]["surface_key"]
+        .as_str()
+        .unwrap();
+    let stored = std::fs::metadata(
+        dir.root()
+            .join("key_value_stores/mcp-tool-surface-ledger")
+            .join(format!("{large_key}.bin")),
+    )
+    .expect("the large surface record was written");
+    assert!(stored.len() < 9 * 1024 * 1024, "{} bytes", stored.len());
+}
+
+/// `len` characters of pseudo-random words from a 64-letter alphabet (seeded by `seed`): text
+/// that gzip cannot shrink much.
+fn incompressible_text(seed: u64, len: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/";
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut text = String::with_capacity(len);
+    while text.len() < len {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let byte = ALPHABET[(state >> 58) as usize];
+        text.push(if state % 23 == 0 { ' ' } else { byte as char });
+    }
+    text
 }
