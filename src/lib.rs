@@ -20,6 +20,7 @@
 //! - [`platform`]: storage backends (local files, Apify API), charging, status messages.
 //! - [`report`]: the dataset rows exactly as specified.
 //! - [`run`]: the orchestration of one Actor run.
+//! - [`sweep`]: deletes surface records no ledger of the store has named for a week.
 //! - [`insight`]: per-surface insight cached across runs, so an unchanged surface is not
 //!   assessed again.
 //! - [`reason`]: the reason codes, mapped from every error in one place.
@@ -42,4 +43,5 @@ pub mod report;
 pub mod risk;
 pub mod run;
 pub mod surface;
+pub mod sweep;
 pub mod targets;

@@ -1073,6 +1073,11 @@ async fn finish(
     insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
     insight.save(storage, &input.ledger_name).await;
     ledger.save(storage).await?;
+    match crate::sweep::sweep(storage, Utc::now()).await {
+        Ok(0) => {}
+        Ok(deleted) => tracing::info!(deleted, "unreferenced surface records swept"),
+        Err(error) => tracing::warn!(%error, "surface records not swept"),
+    }
     storage
         .set_status_message(&final_status(&summary), true)
         .await?;

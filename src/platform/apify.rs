@@ -186,6 +186,22 @@ impl ApiResponse {
     }
 }
 
+/// One page of `GET /v2/key-value-stores/{id}/keys`.
+#[derive(Debug, serde::Deserialize)]
+struct KeysPage {
+    #[serde(default)]
+    items: Vec<KeyItem>,
+    #[serde(default, rename = "isTruncated")]
+    is_truncated: bool,
+    #[serde(default, rename = "nextExclusiveStartKey")]
+    next_exclusive_start_key: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct KeyItem {
+    key: String,
+}
+
 /// Retry schedule of API calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -529,6 +545,51 @@ impl Storage for ApifyStorage {
             .body(record.bytes, &record.content_type)?;
         self.api.send(request).await?;
         Ok(())
+    }
+
+    async fn list_keys(&self, store: Store) -> Result<Vec<String>, StorageError> {
+        let store_id = self.store_id(store).await?.to_string();
+        let mut keys = Vec::new();
+        let mut start: Option<String> = None;
+        loop {
+            let mut request = self
+                .api
+                .request(Method::GET, &["key-value-stores", &store_id, "keys"])
+                .query("limit", "1000");
+            if let Some(start) = &start {
+                request = request.query("exclusiveStartKey", start);
+            }
+            let response = self.api.send(request).await?;
+            let page: KeysPage = response
+                .data()
+                .and_then(|data| serde_json::from_value(data).ok())
+                .ok_or_else(|| StorageError::Api {
+                    method: "GET".to_string(),
+                    path: format!("key-value-stores/{store_id}/keys"),
+                    message: "the answer is not a list of keys".to_string(),
+                })?;
+            let last = page.items.last().map(|item| item.key.clone());
+            keys.extend(page.items.into_iter().map(|item| item.key));
+            match (page.is_truncated, page.next_exclusive_start_key.or(last)) {
+                (true, Some(next)) if start.as_deref() != Some(next.as_str()) => start = Some(next),
+                _ => break,
+            }
+        }
+        keys.sort();
+        Ok(keys)
+    }
+
+    async fn delete_record(&self, store: Store, key: &str) -> Result<(), StorageError> {
+        let store_id = self.store_id(store).await?;
+        let request = self.api.request(
+            Method::DELETE,
+            &["key-value-stores", store_id, "records", key],
+        );
+        match self.api.send(request).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_record_not_found() => Ok(()),
+            Err(error) => Err(error.into()),
+        }
     }
 
     async fn push_items(&self, items: &[Item]) -> Result<(), StorageError> {

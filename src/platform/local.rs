@@ -73,6 +73,18 @@ fn dir_display(root: &Path) -> String {
     root.join("datasets").join("default").display().to_string()
 }
 
+/// The record key a file of a store folder holds, or `None` for temporary and foreign files.
+fn key_of_file(name: &str) -> Option<&str> {
+    if name.starts_with('.') {
+        return None;
+    }
+    let key = [".json", ".html", ".txt", ".bin"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(name);
+    crate::input::is_valid_record_key(key).then_some(key)
+}
+
 /// The file extension the JS SDK gives a record of this content type.
 fn extension_for(content_type: &str) -> &'static str {
     let essence = content_type.split(';').next().unwrap_or("").trim();
@@ -157,6 +169,31 @@ impl Storage for LocalStorage {
             path: key.to_string(),
             source: std::io::Error::other(e),
         })?
+    }
+
+    async fn list_keys(&self, store: Store) -> Result<Vec<String>, StorageError> {
+        let dir = self.store_dir(store);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) => return Err(io("cannot list", &dir)(error)),
+        };
+        let mut keys = std::collections::BTreeSet::new();
+        for entry in entries {
+            let entry = entry.map_err(io("cannot list", &dir))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(key) = key_of_file(&name) {
+                keys.insert(key.to_string());
+            }
+        }
+        Ok(keys.into_iter().collect())
+    }
+
+    async fn delete_record(&self, store: Store, key: &str) -> Result<(), StorageError> {
+        while let Some((path, _)) = self.find_record(store, key) {
+            std::fs::remove_file(&path).map_err(io("cannot delete", &path))?;
+        }
+        Ok(())
     }
 
     async fn push_items(&self, items: &[Item]) -> Result<(), StorageError> {

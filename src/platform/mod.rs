@@ -118,6 +118,19 @@ pub trait Storage: Send + Sync {
         record: Record,
     ) -> impl Future<Output = Result<(), StorageError>> + Send;
 
+    /// The keys of every record in `store`, sorted. Used to sweep records no ledger names.
+    fn list_keys(
+        &self,
+        store: Store,
+    ) -> impl Future<Output = Result<Vec<String>, StorageError>> + Send;
+
+    /// Deletes a record; a record that does not exist is not an error.
+    fn delete_record(
+        &self,
+        store: Store,
+        key: &str,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+
     /// Appends items to the run's default dataset, in order.
     fn push_items(&self, items: &[Item]) -> impl Future<Output = Result<(), StorageError>> + Send;
 
