@@ -11,6 +11,8 @@
 
 mod combinator;
 mod refs;
+#[cfg(test)]
+mod table_tests;
 
 use super::class::Compatibility;
 use crate::surface::canon;
@@ -69,9 +71,9 @@ const ZOD_SENTINEL: f64 = 9_007_199_254_740_991.0;
 
 /// Walk calls allowed for one grade (a hostile schema with many shared `$ref`s or nested
 /// combinators must not take unbounded time); past it the rest is `unknown`.
-const MAX_STEPS: usize = 200_000;
+const MAX_STEPS: usize = 50_000;
 /// Nesting of schemas (including followed `$ref`s) graded before the rest is `unknown`.
-const MAX_DEPTH: usize = 128;
+const MAX_DEPTH: usize = 64;
 
 /// Keywords that document a schema without constraining it.
 const DOC_KEYWORDS: [&str; 7] = [
@@ -215,6 +217,10 @@ fn addr(v: &Value) -> usize {
     std::ptr::from_ref(v) as usize
 }
 
+fn addr_of_map(m: &Map<String, Value>) -> usize {
+    std::ptr::from_ref(m) as usize
+}
+
 /// Which document a schema value comes from (it decides where its `$ref`s resolve).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
@@ -235,6 +241,8 @@ struct Roots<'a> {
 struct View<'v> {
     map: &'v Map<String, Value>,
     siblings: bool,
+    /// Reads `type` as this value instead (one member of a type union, for the proofs).
+    type_override: Option<&'v Value>,
 }
 
 impl<'v> View<'v> {
@@ -242,18 +250,29 @@ impl<'v> View<'v> {
         View {
             map,
             siblings: false,
+            type_override: None,
         }
     }
 
     fn siblings(self) -> Self {
         View {
-            map: self.map,
             siblings: true,
+            ..self
+        }
+    }
+
+    /// The same view with `type` read as `t`.
+    fn with_type(self, t: &'v Value) -> Self {
+        View {
+            type_override: Some(t),
+            ..self
         }
     }
 
     fn get(&self, key: &str) -> Option<&'v Value> {
-        if self.siblings && combinator::is_combinator_key(key) {
+        if key == "type" && self.type_override.is_some() {
+            self.type_override
+        } else if self.siblings && combinator::is_combinator_key(key) {
             None
         } else {
             self.map.get(key)
@@ -375,21 +394,36 @@ impl<'a> Grader<'a> {
 
     /// Compares two schemas found at `ptr` (`ptr` names the new document's location).
     fn walk(&mut self, old: &Value, new: &Value, ptr: &str) {
-        if self.stopped || self.steps >= MAX_STEPS || self.depth >= MAX_DEPTH {
-            self.stopped = true;
+        if !self.budget_left() {
             return;
         }
-        self.steps += 1;
         let old = self.deref(old, Side::Old).0;
         let (new, target) = self.deref(new, Side::New);
         let ptr = target.as_deref().unwrap_or(ptr);
-        let key = (addr(old), addr(new));
-        let unchanged = same(old, new) && !self.holds_ref(old) && !self.holds_ref(new);
-        if unchanged || !self.stack.insert(key) {
+        if same(old, new) && !self.holds_ref(old) && !self.holds_ref(new) {
+            return;
+        }
+        self.guarded((addr(old), addr(new)), |g| g.walk_values(old, new, ptr));
+    }
+
+    /// Counts one step; `false` (and the grade marked incomplete) once the budget is spent.
+    fn budget_left(&mut self) -> bool {
+        if self.stopped || self.steps >= MAX_STEPS || self.depth >= MAX_DEPTH {
+            self.stopped = true;
+            return false;
+        }
+        self.steps += 1;
+        true
+    }
+
+    /// Runs `f` one level deeper unless the same comparison is already under way further up
+    /// the stack (a `$ref` cycle), in which case it adds nothing.
+    fn guarded(&mut self, key: (usize, usize), f: impl FnOnce(&mut Self)) {
+        if !self.stack.insert(key) {
             return;
         }
         self.depth += 1;
-        self.walk_values(old, new, ptr);
+        f(self);
         self.depth -= 1;
         self.stack.remove(&key);
     }
@@ -427,24 +461,30 @@ impl<'a> Grader<'a> {
     /// Compares a schema object (or only its siblings) with a schema value of the other side;
     /// used by the proofs that a combinator branch accepts everything a schema accepts.
     fn walk_view(&mut self, x: View<'_>, b: &Value, ptr: &str) {
-        if self.stopped || self.steps >= MAX_STEPS || self.depth >= MAX_DEPTH {
-            self.stopped = true;
+        if !self.budget_left() {
             return;
         }
-        self.steps += 1;
-        let empty = Map::new();
-        match self.deref(b, Side::New).0 {
-            Value::Bool(true) => self.compare_object(x, View::all(&empty), ptr),
-            Value::Object(m) => self.compare_object(x, View::all(m), ptr),
-            Value::Bool(false) => self.push(
-                Effect::Tightens,
-                format!("schema now false (rejects everything) at {}", at(ptr)),
-            ),
-            _ => self.push(
-                Effect::Unknown,
-                format!("schema is not a JSON Schema object at {}", at(ptr)),
-            ),
-        }
+        let b = self.deref(b, Side::New).0;
+        // The view's identity: its object, whether it is the siblings only, its type override.
+        let x_key = addr_of_map(x.map)
+            .wrapping_mul(31)
+            .wrapping_add(usize::from(x.siblings))
+            .wrapping_add(x.type_override.map_or(0, addr).wrapping_mul(7));
+        self.guarded((x_key, addr(b)), |g| {
+            let empty = Map::new();
+            match b {
+                Value::Bool(true) => g.compare_object(x, View::all(&empty), ptr),
+                Value::Object(m) => g.compare_object(x, View::all(m), ptr),
+                Value::Bool(false) => g.push(
+                    Effect::Tightens,
+                    format!("schema now false (rejects everything) at {}", at(ptr)),
+                ),
+                _ => g.push(
+                    Effect::Unknown,
+                    format!("schema is not a JSON Schema object at {}", at(ptr)),
+                ),
+            }
+        });
     }
 
     /// Compares two schema objects keyword by keyword; grouped keywords and combinators once.

@@ -250,17 +250,12 @@ impl Grader<'_> {
         let empty = Map::new();
         let covered = |g: &mut Self, b: &Value| g.view_covered_by(x, x_side, b, holder_side);
         match (group, holder.get(group)) {
-            ("anyOf", Some(Value::Array(bs))) => bs.iter().any(|b| covered(self, b)),
+            ("anyOf" | "oneOf", Some(Value::Array(bs))) => {
+                let exclusive = group == "oneOf";
+                self.union_covers(bs, holder_side, x, x_side, exclusive)
+                    || self.union_covers_by_type(bs, holder_side, x, x_side, exclusive)
+            }
             ("allOf", Some(Value::Array(bs))) => bs.iter().all(|b| covered(self, b)),
-            ("oneOf", Some(Value::Array(bs))) => (0..bs.len()).any(|i| {
-                covered(self, &bs[i])
-                    && bs.iter().enumerate().all(|(j, other)| {
-                        i == j || {
-                            let other = self.deref(other, holder_side).0;
-                            as_view(other, &empty).is_none_or(|v| disjoint(x, v))
-                        }
-                    })
-            }),
             ("not", Some(negated)) => {
                 let negated = self.deref(negated, holder_side).0;
                 match negated {
@@ -281,6 +276,47 @@ impl Grader<'_> {
             },
             _ => false,
         }
+    }
+
+    /// One branch accepts everything `x` accepts (and, for `oneOf`, every other branch is
+    /// disjoint from `x`).
+    fn union_covers(
+        &mut self,
+        branches: &[Value],
+        side: Side,
+        x: View<'_>,
+        x_side: Side,
+        exclusive: bool,
+    ) -> bool {
+        let empty = Map::new();
+        (0..branches.len()).any(|i| {
+            self.view_covered_by(x, x_side, &branches[i], side)
+                && (!exclusive
+                    || branches.iter().enumerate().all(|(j, other)| {
+                        i == j
+                            || as_view(self.deref(other, side).0, &empty)
+                                .is_none_or(|v| disjoint(x, v))
+                    }))
+        })
+    }
+
+    /// `x` has a union of types (`["string", "null"]`) and each member alone is covered by
+    /// a branch: `type: [a, b]` respelled as `anyOf: [{type: a}, {type: b}]`.
+    fn union_covers_by_type(
+        &mut self,
+        branches: &[Value],
+        side: Side,
+        x: View<'_>,
+        x_side: Side,
+        exclusive: bool,
+    ) -> bool {
+        let Some(Value::Array(types)) = x.get("type") else {
+            return false;
+        };
+        types.len() > 1
+            && types
+                .iter()
+                .all(|t| self.union_covers(branches, side, x.with_type(t), x_side, exclusive))
     }
 
     /// One `dependentRequired` / `dependentSchemas` / `dependencies` entry asks nothing `x`
@@ -304,7 +340,7 @@ impl Grader<'_> {
             new: self.root(b_side),
         };
         let findings = self.probe(roots, |g| g.walk_view(x, b, ""));
-        only_widens(&findings)
+        only_widens(&findings) && !self.stopped
     }
 
     /// Whether schema `b` (on `b_side`) accepts every instance schema `a` (on `a_side`) does.
@@ -314,7 +350,7 @@ impl Grader<'_> {
             new: self.root(b_side),
         };
         let findings = self.probe(roots, |g| g.walk(a, b, ""));
-        only_widens(&findings)
+        only_widens(&findings) && !self.stopped
     }
 
     fn pair_branches(&self, ob: &[Value], nb: &[Value]) -> Pairing {
