@@ -25,7 +25,8 @@ use std::collections::HashSet;
 pub enum SchemaRole {
     /// `inputSchema`: the caller produces values; accepting fewer is breaking.
     Input,
-    /// `outputSchema`: the caller consumes values; promising more (a wider set) is breaking.
+    /// `outputSchema`: the caller consumes values; a wider set of possible results is
+    /// breaking, a narrower one compatible.
     Output,
 }
 

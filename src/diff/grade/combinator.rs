@@ -369,12 +369,12 @@ impl Grader<'_> {
             &|i, j| i == j,
         ];
         for rule in rules {
-            for i in 0..ob.len() {
-                if old_used[i] {
+            for (i, used) in old_used.iter_mut().enumerate() {
+                if *used {
                     continue;
                 }
                 if let Some(j) = (0..nb.len()).find(|&j| !new_used[j] && rule(i, j)) {
-                    old_used[i] = true;
+                    *used = true;
                     new_used[j] = true;
                     pairs.push((i, j));
                 }
