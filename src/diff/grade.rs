@@ -321,7 +321,8 @@ struct Grader<'a> {
     stack: HashSet<(usize, usize)>,
     /// Addresses of the values (in either document) that contain a `$ref` somewhere.
     ref_nodes: HashSet<usize>,
-    /// A `$ref` could not be resolved (not a local JSON pointer, or dangling).
+    /// A `$ref` could not be resolved (not a local JSON pointer, or dangling), or sits in a
+    /// keyword the grader does not walk.
     unresolved_ref: Cell<bool>,
     /// The step or depth budget ran out somewhere.
     stopped: bool,
@@ -360,8 +361,7 @@ impl<'a> Grader<'a> {
         if defs_changed && self.unresolved_ref.get() {
             self.push(
                 Effect::Unknown,
-                "definitions changed and a $ref that is not a local JSON pointer may reach them"
-                    .into(),
+                "definitions changed and a $ref the grader does not follow may reach them".into(),
             );
         }
         let mut seen = HashSet::new();
@@ -509,6 +509,10 @@ impl<'a> Grader<'a> {
                         && same(a, b)
                         && !(self.holds_ref(a) && descends(key, a))
                     {
+                        if self.holds_ref(a) {
+                            // e.g. `patternProperties`: its `$ref`s are not followed.
+                            self.unresolved_ref.set(true);
+                        }
                         continue;
                     }
                     self.compare_keyword(key, ov, nv, o.map, ptr);
@@ -520,11 +524,13 @@ impl<'a> Grader<'a> {
     /// Grades a group of keywords unless all its members are unchanged (and reach no `$ref`).
     fn compare_group(&mut self, group: &'static str, o: View<'_>, n: View<'_>, ptr: &str) {
         let members = combinator::members(group);
-        let unchanged = members.iter().all(|k| match (o.get(k), n.get(k)) {
-            (Some(a), Some(b)) => same(a, b) && !self.holds_ref(a),
-            (None, None) => true,
-            _ => false,
-        });
+        // An unchanged `$ref` may still reach a changed definition: always followed.
+        let unchanged = group != "$ref"
+            && members.iter().all(|k| match (o.get(k), n.get(k)) {
+                (Some(a), Some(b)) => same(a, b) && !self.holds_ref(a),
+                (None, None) => true,
+                _ => false,
+            });
         if unchanged {
             return;
         }

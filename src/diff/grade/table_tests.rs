@@ -473,6 +473,12 @@ fn with_defs(props: Value, defs: Value) -> Value {
     json!({"type": "object", "properties": props, "$defs": defs})
 }
 
+/// The schema with `patternProperties` whose schema is a `$ref` to `A`.
+fn with_pattern(mut schema: Value) -> Value {
+    schema["patternProperties"] = json!({"^x": {"$ref": "#/$defs/A"}});
+    schema
+}
+
 #[test]
 fn local_refs_and_defs() {
     let addr = |zip: Value| {
@@ -547,7 +553,15 @@ fn local_refs_and_defs() {
             ),
             Input,
             Unknown,
-            vec!["a $ref that is not a local JSON pointer"],
+            vec!["a $ref the grader does not follow"],
+        ),
+        (
+            "definition changed while reached from a keyword the grader does not walk",
+            with_pattern(with_defs(json!({}), json!({"A": {"type": "string"}}))),
+            with_pattern(with_defs(json!({}), json!({"A": {"type": "integer"}}))),
+            Input,
+            Unknown,
+            vec!["a $ref the grader does not follow"],
         ),
         (
             "$ref added beside other keywords",
@@ -562,6 +576,20 @@ fn local_refs_and_defs() {
             Input,
             Breaking,
             vec!["$ref added at /properties/a/$ref (a new constraint)"],
+        ),
+        (
+            "unchanged $ref beside other keywords reaches a tightened definition",
+            with_defs(
+                json!({"a": {"type": "string", "$ref": "#/$defs/Short"}}),
+                json!({"Short": {"maxLength": 5}}),
+            ),
+            with_defs(
+                json!({"a": {"type": "string", "$ref": "#/$defs/Short"}}),
+                json!({"Short": {"maxLength": 3}}),
+            ),
+            Input,
+            Breaking,
+            vec!["maxLength lowered 5→3 at /$defs/Short"],
         ),
         (
             "$ref to another document added",
