@@ -628,6 +628,20 @@ fn local_refs_and_defs() {
             vec!["maxLength added 3 at /$defs/Short"],
         ),
         (
+            "anyOf added inside a definition",
+            with_defs(
+                json!({"a": {"$ref": "#/$defs/A"}}),
+                json!({"A": {"type": "object", "properties": {"x": {}, "y": {}}}}),
+            ),
+            with_defs(
+                json!({"a": {"$ref": "#/$defs/A"}}),
+                json!({"A": {"type": "object", "properties": {"x": {}, "y": {}}, "anyOf": [{"required": ["x"]}, {"required": ["y"]}]}}),
+            ),
+            Input,
+            Breaking,
+            vec!["anyOf added at /$defs/A/anyOf (a new constraint)"],
+        ),
+        (
             "draft-07 definitions",
             json!({"properties": {"a": {"$ref": "#/definitions/A"}}, "definitions": {"A": {"enum": ["x", "y"]}}}),
             json!({"properties": {"a": {"$ref": "#/definitions/A"}}, "definitions": {"A": {"enum": ["x"]}}}),
