@@ -222,6 +222,21 @@ fn addr_of_map(m: &Map<String, Value>) -> usize {
     std::ptr::from_ref(m) as usize
 }
 
+/// The identity of one comparison, for the cycle guard (addresses of borrowed values).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Comparison {
+    /// Two schema values.
+    Values(usize, usize),
+    /// A schema object view (all keywords or siblings only, maybe one member of its type
+    /// union) against a schema value.
+    View {
+        map: usize,
+        siblings: bool,
+        type_override: Option<usize>,
+        other: usize,
+    },
+}
+
 /// Which document a schema value comes from (it decides where its `$ref`s resolve).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
@@ -317,8 +332,8 @@ struct Grader<'a> {
     out: Vec<Finding>,
     steps: usize,
     depth: usize,
-    /// Pairs of schema values being compared further up the stack (a `$ref` cycle guard).
-    stack: HashSet<(usize, usize)>,
+    /// Comparisons under way further up the stack (a `$ref` cycle guard).
+    stack: HashSet<Comparison>,
     /// Addresses of the values (in either document) that contain a `$ref` somewhere.
     ref_nodes: HashSet<usize>,
     /// A `$ref` could not be resolved (not a local JSON pointer, or dangling), or sits in a
@@ -404,7 +419,8 @@ impl<'a> Grader<'a> {
         if same(old, new) && !self.holds_ref(old) && !self.holds_ref(new) {
             return;
         }
-        self.guarded((addr(old), addr(new)), |g| g.walk_values(old, new, ptr));
+        let key = Comparison::Values(addr(old), addr(new));
+        self.guarded(key, |g| g.walk_values(old, new, ptr));
     }
 
     /// Counts one step; `false` (and the grade marked incomplete) once the budget is spent.
@@ -419,7 +435,7 @@ impl<'a> Grader<'a> {
 
     /// Runs `f` one level deeper unless the same comparison is already under way further up
     /// the stack (a `$ref` cycle), in which case it adds nothing.
-    fn guarded(&mut self, key: (usize, usize), f: impl FnOnce(&mut Self)) {
+    fn guarded(&mut self, key: Comparison, f: impl FnOnce(&mut Self)) {
         if !self.stack.insert(key) {
             return;
         }
@@ -466,12 +482,13 @@ impl<'a> Grader<'a> {
             return;
         }
         let b = self.deref(b, Side::New).0;
-        // The view's identity: its object, whether it is the siblings only, its type override.
-        let x_key = addr_of_map(x.map)
-            .wrapping_mul(31)
-            .wrapping_add(usize::from(x.siblings))
-            .wrapping_add(x.type_override.map_or(0, addr).wrapping_mul(7));
-        self.guarded((x_key, addr(b)), |g| {
+        let key = Comparison::View {
+            map: addr_of_map(x.map),
+            siblings: x.siblings,
+            type_override: x.type_override.map(addr),
+            other: addr(b),
+        };
+        self.guarded(key, |g| {
             let empty = Map::new();
             match b {
                 Value::Bool(true) => g.compare_object(x, View::all(&empty), ptr),
