@@ -370,3 +370,57 @@ fn snapshot_of_an_unreachable_server_is_a_runtime_failure() {
     );
     assert!(output.stdout.is_empty());
 }
+
+/// Issue 17: a tool that gains a root `anyOf` and, in the same release, `minLength: 1` on a
+/// parameter is `breaking`, and `details` names both pointers (the undecidable-looking
+/// combinator no longer hides the plain break). Needs no fixtures.
+#[test]
+fn diff_grades_an_added_any_of_and_a_tightened_parameter_as_breaking() {
+    let work = tempfile::tempdir().unwrap();
+    let tool = |schema: Value| json!({"tools": [{"name": "search_issues", "description": "Search issues.", "inputSchema": schema}]});
+    let before = json!({"type": "object", "properties": {
+        "query": {"type": "string"}, "label": {"type": "string"}}});
+    let mut after = before.clone();
+    after["properties"]["query"]["minLength"] = json!(1);
+    after["anyOf"] = json!([{"required": ["query"]}, {"required": ["label"]}]);
+    let (before_file, after_file) = (
+        work.path().join("before.json"),
+        work.path().join("after.json"),
+    );
+    std::fs::write(&before_file, tool(before).to_string()).unwrap();
+    std::fs::write(&after_file, tool(after).to_string()).unwrap();
+
+    let document = diff_json(&before_file, &after_file);
+    let changes = document["changes"].as_array().unwrap();
+    let schema: Vec<&Value> = changes
+        .iter()
+        .filter(|c| c["change_class"] == "input_schema_changed")
+        .collect();
+    assert_eq!(schema.len(), 1, "{changes:#?}");
+    assert_eq!(schema[0]["compatibility"], "breaking", "{:#?}", schema[0]);
+    let details: Vec<&str> = schema[0]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(
+        details.iter().any(|d| d.contains(" at /anyOf")),
+        "{details:?}"
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("minLength added 1 at /properties/query")),
+        "{details:?}"
+    );
+
+    let gated = ledger(&[
+        "diff",
+        before_file.to_str().unwrap(),
+        after_file.to_str().unwrap(),
+        "--fail-on",
+        "breaking",
+    ]);
+    assert_eq!(gated.status.code(), Some(1), "--fail-on breaking trips");
+}

@@ -1,26 +1,39 @@
 //! Semantic grading of a JSON Schema change: which values a caller may send (input) or must
 //! expect (output) before and after, reported as findings with a JSON pointer each.
 //!
-//! The grader proves what it can and says `unknown` for the rest: `$ref`, `allOf`, `not`,
-//! conditionals and other keywords whose effect it does not model are never guessed.
+//! Every keyword of a schema object is a conjunct, so the grader compares the ordinary keywords
+//! of a schema as if its combinators (`anyOf`, `oneOf`, `allOf`, `not`, `if`/`then`/`else`,
+//! `dependentRequired`, `dependentSchemas`, `dependencies`, `$ref` with siblings) were not there,
+//! and grades each combinator on its own (see [`combinator`]). The verdict is the worst finding,
+//! so one undecidable part never hides a provable break. Local `$ref`s are followed into the
+//! document (see [`refs`]). What the grader cannot prove it reports as `unknown`, never guessed.
+//! The user-facing rule table is `docs/grading.md`.
+
+mod combinator;
+mod refs;
+#[cfg(test)]
+mod table_tests;
 
 use super::class::Compatibility;
 use crate::surface::canon;
 use serde_json::{Map, Value};
+use std::cell::Cell;
+use std::collections::HashSet;
 
 /// Which side of the tool call a schema describes; it decides what "breaking" means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchemaRole {
     /// `inputSchema`: the caller produces values; accepting fewer is breaking.
     Input,
-    /// `outputSchema`: the caller consumes values; promising less is breaking.
+    /// `outputSchema`: the caller consumes values; a wider set of possible results is
+    /// breaking, a narrower one compatible.
     Output,
 }
 
 /// The outcome of grading one schema change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grade {
-    /// The overall verdict.
+    /// The overall verdict: the worst of the findings.
     pub compatibility: Compatibility,
     /// One line per finding, each naming a JSON pointer into the schema.
     pub details: Vec<String>,
@@ -49,10 +62,19 @@ enum Effect {
 struct Finding {
     effect: Effect,
     text: String,
+    /// The finding is about an annotation (`default`) that does not change which instances
+    /// validate; the proofs of "this branch accepts everything" ignore it.
+    annotation: bool,
 }
 
 /// Largest integer a double holds exactly; zod emits ±this as integer bounds.
 const ZOD_SENTINEL: f64 = 9_007_199_254_740_991.0;
+
+/// Walk calls allowed for one grade (a hostile schema with many shared `$ref`s or nested
+/// combinators must not take unbounded time); past it the rest is `unknown`.
+const MAX_STEPS: usize = 50_000;
+/// Nesting of schemas (including followed `$ref`s) graded before the rest is `unknown`.
+const MAX_DEPTH: usize = 64;
 
 /// Keywords that document a schema without constraining it.
 const DOC_KEYWORDS: [&str; 7] = [
@@ -64,6 +86,8 @@ const DOC_KEYWORDS: [&str; 7] = [
     "readOnly",
     "writeOnly",
 ];
+/// Keywords that hold definitions for `$ref` or name the schema; not constraints themselves.
+const CONTAINER_KEYWORDS: [&str; 5] = ["$defs", "definitions", "$id", "$anchor", "$dynamicAnchor"];
 const LOWER_BOUNDS: [&str; 5] = [
     "minimum",
     "exclusiveMinimum",
@@ -79,34 +103,35 @@ const UPPER_BOUNDS: [&str; 5] = [
     "maxProperties",
 ];
 
+static TRUE_SCHEMA: Value = Value::Bool(true);
+
 /// Grades the change of one schema (`None` = the field is absent).
 pub fn grade_schema_change(old: Option<&Value>, new: Option<&Value>, role: SchemaRole) -> Grade {
-    let mut findings = Vec::new();
-    match (old, new) {
-        (None, None) => {}
-        (None, Some(_)) => findings.push(Finding {
-            effect: if role == SchemaRole::Output {
+    let mut findings = match (old, new) {
+        (None, None) => Vec::new(),
+        (None, Some(_)) => vec![finding(
+            if role == SchemaRole::Output {
                 Effect::Tightens
             } else {
                 Effect::Unknown
             },
-            text: "schema added at (root)".into(),
-        }),
-        (Some(_), None) => findings.push(Finding {
-            effect: if role == SchemaRole::Output {
+            "schema added at (root)".into(),
+        )],
+        (Some(_), None) => vec![finding(
+            if role == SchemaRole::Output {
                 Effect::Loosens
             } else {
                 Effect::Unknown
             },
-            text: "schema removed at (root)".into(),
-        }),
-        (Some(o), Some(n)) => walk(o, n, "", &mut findings),
-    }
+            "schema removed at (root)".into(),
+        )],
+        (Some(o), Some(n)) => Grader::new(o, n).run(),
+    };
     if findings.is_empty() && !opt_same(old, new) {
-        findings.push(Finding {
-            effect: Effect::Notation,
-            text: "equivalent spelling at (root)".into(),
-        });
+        findings.push(finding(
+            Effect::Notation,
+            "equivalent spelling at (root)".into(),
+        ));
     }
     Grade {
         compatibility: verdict(&findings, role),
@@ -114,6 +139,7 @@ pub fn grade_schema_change(old: Option<&Value>, new: Option<&Value>, role: Schem
     }
 }
 
+/// The worst finding decides: breaking > unknown > loosened/additive > notation.
 fn verdict(findings: &[Finding], role: SchemaRole) -> Compatibility {
     let has = |e: Effect| findings.iter().any(|f| f.effect == e);
     let (breaking, safe) = match role {
@@ -175,368 +201,474 @@ fn child(ptr: &str, segment: &str) -> String {
     format!("{ptr}/{}", segment.replace('~', "~0").replace('/', "~1"))
 }
 
+fn finding(effect: Effect, text: String) -> Finding {
+    Finding {
+        effect,
+        text,
+        annotation: false,
+    }
+}
+
 fn push(out: &mut Vec<Finding>, effect: Effect, text: String) {
-    out.push(Finding { effect, text });
+    out.push(finding(effect, text));
 }
 
-/// Compares two schemas found at `ptr`.
-fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
-    if same(old, new) {
-        return;
-    }
-    let empty = Map::new();
-    let (o, n) = match (old, new) {
-        (Value::Bool(false), _) => {
-            return push(
-                out,
-                Effect::Loosens,
-                format!("schema false now accepts values at {}", at(ptr)),
-            );
-        }
-        (_, Value::Bool(false)) => {
-            return push(
-                out,
-                Effect::Tightens,
-                format!("schema now false (rejects everything) at {}", at(ptr)),
-            );
-        }
-        (Value::Bool(true), Value::Object(n)) => (&empty, n),
-        (Value::Object(o), Value::Bool(true)) => (o, &empty),
-        (Value::Object(o), Value::Object(n)) => (o, n),
-        _ => {
-            return push(
-                out,
-                Effect::Unknown,
-                format!("schema is not a JSON Schema object at {}", at(ptr)),
-            );
-        }
-    };
-    match (union_of(o), union_of(n)) {
-        (None, None) => compare_keywords(o, n, ptr, out),
-        (Some((ok, ob)), Some((nk, nb))) => {
-            compare_keywords(&without(o, &[ok]), &without(n, &[nk]), ptr, out);
-            if ok != nk {
-                push(
-                    out,
-                    Effect::Unknown,
-                    format!("{ok} became {nk} at {}", at(ptr)),
-                );
-            }
-            compare_branches(ob, nb, &child(ptr, nk), out);
-        }
-        (None, Some((nk, nb))) => widen_into_union(o, n, nk, nb, ptr, out),
-        (Some((ok, ob)), None) => narrow_from_union(o, n, ok, ob, ptr, out),
-    }
+/// The address of a value, its identity while the documents are borrowed.
+fn addr(v: &Value) -> usize {
+    std::ptr::from_ref(v) as usize
 }
 
-/// The `anyOf` (or `oneOf`) branches of a schema.
-fn union_of(schema: &Map<String, Value>) -> Option<(&'static str, &Vec<Value>)> {
-    ["anyOf", "oneOf"]
-        .into_iter()
-        .find_map(|k| schema.get(k).and_then(Value::as_array).map(|b| (k, b)))
+fn addr_of_map(m: &Map<String, Value>) -> usize {
+    std::ptr::from_ref(m) as usize
 }
 
-fn without(schema: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
-    schema
-        .iter()
-        .filter(|(k, _)| !keys.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+/// The identity of one comparison, for the cycle guard (addresses of borrowed values).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Comparison {
+    /// Two schema values.
+    Values(usize, usize),
+    /// A schema object view (all keywords or siblings only, maybe one member of its type
+    /// union) against a schema value.
+    View {
+        map: usize,
+        siblings: bool,
+        type_override: Option<usize>,
+        other: usize,
+    },
 }
 
-fn only_docs(schema: &Map<String, Value>) -> bool {
-    schema.keys().all(|k| DOC_KEYWORDS.contains(&k.as_str()))
-}
-
-fn split_docs(schema: &Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
-    let (docs, core): (Vec<_>, Vec<_>) = schema
-        .iter()
-        .partition(|(k, _)| DOC_KEYWORDS.contains(&k.as_str()));
-    let collect =
-        |v: Vec<(&String, &Value)>| v.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    (collect(docs), collect(core))
-}
-
-/// Pairs union branches by position when the count is unchanged, else by equality.
-fn compare_branches(old: &[Value], new: &[Value], ptr: &str, out: &mut Vec<Finding>) {
-    if old.len() == new.len() {
-        for (i, (o, n)) in old.iter().zip(new).enumerate() {
-            walk(o, n, &child(ptr, &i.to_string()), out);
-        }
-        return;
-    }
-    for (i, o) in old.iter().enumerate() {
-        if !new.iter().any(|n| same(o, n)) {
-            push(
-                out,
-                Effect::Tightens,
-                format!("union branch removed at {}", child(ptr, &i.to_string())),
-            );
-        }
-    }
-    for (i, n) in new.iter().enumerate() {
-        if !old.iter().any(|o| same(o, n)) {
-            push(
-                out,
-                Effect::Loosens,
-                format!("union branch added at {}", child(ptr, &i.to_string())),
-            );
-        }
-    }
-}
-
-/// A plain schema became a union: a widening when one branch accepts everything the old
-/// schema accepted (e.g. `string` -> `string | null`).
-fn widen_into_union(
-    o: &Map<String, Value>,
-    n: &Map<String, Value>,
-    key: &str,
-    branches: &[Value],
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
-    let (old_docs, old_core) = split_docs(o);
-    let new_rest = without(n, &[key]);
-    if !only_docs(&new_rest) {
-        return push(
-            out,
-            Effect::Unknown,
-            format!(
-                "schema replaced by {key} with sibling keywords at {}",
-                at(ptr)
-            ),
-        );
-    }
-    compare_keywords(&old_docs, &new_rest, ptr, out);
-    let old_core = Value::Object(old_core);
-    let loosening = [Effect::Loosens, Effect::Adds, Effect::Notation];
-    match provable_branch(&old_core, branches, Side::Old, key, ptr, &loosening) {
-        Some(branch_findings) => {
-            push(
-                out,
-                Effect::Loosens,
-                format!(
-                    "alternatives added: schema became {key} of {} at {}",
-                    branches.len(),
-                    at(ptr)
-                ),
-            );
-            out.extend(branch_findings);
-        }
-        None => push(
-            out,
-            Effect::Unknown,
-            format!("schema replaced by {key} at {}", at(ptr)),
-        ),
-    }
-}
-
-/// Which side of the change the plain (non-union) schema is on.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// Which document a schema value comes from (it decides where its `$ref`s resolve).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
     Old,
     New,
 }
 
-/// The findings of the first union branch that relates to the plain schema only through the
-/// `allowed` effects; `None` when no branch proves the direction.
-fn provable_branch(
-    plain: &Value,
-    branches: &[Value],
-    plain_side: Side,
-    key: &str,
-    ptr: &str,
-    allowed: &[Effect],
-) -> Option<Vec<Finding>> {
-    branches.iter().enumerate().find_map(|(i, branch)| {
-        let mut findings = Vec::new();
-        let branch_ptr = child(&child(ptr, key), &i.to_string());
-        match plain_side {
-            Side::Old => walk(plain, branch, &branch_ptr, &mut findings),
-            Side::New => walk(branch, plain, &branch_ptr, &mut findings),
-        }
-        findings
-            .iter()
-            .all(|f| allowed.contains(&f.effect))
-            .then_some(findings)
-    })
+/// The two documents `$ref`s resolve against: the left and the right side of a comparison.
+#[derive(Clone, Copy)]
+struct Roots<'a> {
+    old: &'a Value,
+    new: &'a Value,
 }
 
-/// A union became a plain schema: a narrowing when the new schema accepts no more than one of
-/// the old branches.
-fn narrow_from_union(
-    o: &Map<String, Value>,
-    n: &Map<String, Value>,
-    key: &str,
-    branches: &[Value],
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
-    let (new_docs, new_core) = split_docs(n);
-    let old_rest = without(o, &[key]);
-    if !only_docs(&old_rest) {
-        return push(
-            out,
-            Effect::Unknown,
-            format!("{key} with sibling keywords replaced at {}", at(ptr)),
+/// One schema object as compared: all its keywords, or only its siblings (every keyword that
+/// is not a combinator).
+#[derive(Clone, Copy)]
+struct View<'v> {
+    map: &'v Map<String, Value>,
+    siblings: bool,
+    /// Reads `type` as this value instead (one member of a type union, for the proofs).
+    type_override: Option<&'v Value>,
+}
+
+impl<'v> View<'v> {
+    fn all(map: &'v Map<String, Value>) -> Self {
+        View {
+            map,
+            siblings: false,
+            type_override: None,
+        }
+    }
+
+    fn siblings(self) -> Self {
+        View {
+            siblings: true,
+            ..self
+        }
+    }
+
+    /// The same view with `type` read as `t`.
+    fn with_type(self, t: &'v Value) -> Self {
+        View {
+            type_override: Some(t),
+            ..self
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&'v Value> {
+        if key == "type" && self.type_override.is_some() {
+            self.type_override
+        } else if self.siblings && combinator::is_combinator_key(key) {
+            None
+        } else {
+            self.map.get(key)
+        }
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &'v String> + '_ {
+        self.map
+            .keys()
+            .filter(|k| !(self.siblings && combinator::is_combinator_key(k)))
+    }
+}
+
+/// Where one keyword belongs when two schema objects are compared.
+enum Kind {
+    /// Graded on its own by [`Grader::compare_keyword`].
+    Plain,
+    /// Holds definitions or names; reached through `$ref`, never graded in place.
+    Container,
+    /// One of several keywords graded together (`items` with `prefixItems`, `if` with
+    /// `then`/`else`), or a combinator; the name is the group's.
+    Group(&'static str),
+}
+
+fn kind_of(key: &str) -> Kind {
+    if CONTAINER_KEYWORDS.contains(&key) {
+        Kind::Container
+    } else if matches!(key, "items" | "prefixItems" | "additionalItems") {
+        Kind::Group("items")
+    } else if let Some(group) = combinator::group_of(key) {
+        Kind::Group(group)
+    } else {
+        Kind::Plain
+    }
+}
+
+/// The state of one grade: the two documents, the findings so far and the guards that keep a
+/// hostile schema (cyclic or exponentially shared `$ref`s) from running away.
+struct Grader<'a> {
+    roots: Roots<'a>,
+    out: Vec<Finding>,
+    steps: usize,
+    depth: usize,
+    /// Comparisons under way further up the stack (a `$ref` cycle guard).
+    stack: HashSet<Comparison>,
+    /// Addresses of the values (in either document) that contain a `$ref` somewhere.
+    ref_nodes: HashSet<usize>,
+    /// A `$ref` could not be resolved (not a local JSON pointer, or dangling), or sits in a
+    /// keyword the grader does not walk.
+    unresolved_ref: Cell<bool>,
+    /// The step or depth budget ran out somewhere.
+    stopped: bool,
+}
+
+impl<'a> Grader<'a> {
+    fn new(old: &'a Value, new: &'a Value) -> Self {
+        let mut ref_nodes = HashSet::new();
+        refs::collect_ref_nodes(old, &mut ref_nodes);
+        refs::collect_ref_nodes(new, &mut ref_nodes);
+        Grader {
+            roots: Roots { old, new },
+            out: Vec::new(),
+            steps: 0,
+            depth: 0,
+            stack: HashSet::new(),
+            ref_nodes,
+            unresolved_ref: Cell::new(false),
+            stopped: false,
+        }
+    }
+
+    /// Grades the two roots; findings deduplicated in first-seen order.
+    fn run(mut self) -> Vec<Finding> {
+        let (old, new) = (self.roots.old, self.roots.new);
+        self.walk(old, new, "");
+        if self.stopped {
+            self.push(
+                Effect::Unknown,
+                "schema too large or too deeply nested to grade completely".into(),
+            );
+        }
+        let defs_changed = ["$defs", "definitions"]
+            .iter()
+            .any(|k| !opt_same(old.get(k), new.get(k)));
+        if defs_changed && self.unresolved_ref.get() {
+            self.push(
+                Effect::Unknown,
+                "definitions changed and a $ref the grader does not follow may reach them".into(),
+            );
+        }
+        let mut seen = HashSet::new();
+        self.out.retain(|f| seen.insert(f.text.clone()));
+        self.out
+    }
+
+    fn push(&mut self, effect: Effect, text: String) {
+        push(&mut self.out, effect, text);
+    }
+
+    fn root(&self, side: Side) -> &'a Value {
+        match side {
+            Side::Old => self.roots.old,
+            Side::New => self.roots.new,
+        }
+    }
+
+    fn holds_ref(&self, v: &Value) -> bool {
+        !self.ref_nodes.is_empty() && self.ref_nodes.contains(&addr(v))
+    }
+
+    /// Runs `f` against the given documents and returns its findings instead of keeping them.
+    fn probe(&mut self, roots: Roots<'a>, f: impl FnOnce(&mut Self)) -> Vec<Finding> {
+        let saved_out = std::mem::take(&mut self.out);
+        let saved_roots = std::mem::replace(&mut self.roots, roots);
+        f(self);
+        self.roots = saved_roots;
+        std::mem::replace(&mut self.out, saved_out)
+    }
+
+    /// Compares two schemas found at `ptr` (`ptr` names the new document's location).
+    fn walk(&mut self, old: &Value, new: &Value, ptr: &str) {
+        if !self.budget_left() {
+            return;
+        }
+        let old = self.deref(old, Side::Old).0;
+        let (new, target) = self.deref(new, Side::New);
+        let ptr = target.as_deref().unwrap_or(ptr);
+        if same(old, new) && !self.holds_ref(old) && !self.holds_ref(new) {
+            return;
+        }
+        let key = Comparison::Values(addr(old), addr(new));
+        self.guarded(key, |g| g.walk_values(old, new, ptr));
+    }
+
+    /// Counts one step; `false` (and the grade marked incomplete) once the budget is spent.
+    fn budget_left(&mut self) -> bool {
+        if self.stopped || self.steps >= MAX_STEPS || self.depth >= MAX_DEPTH {
+            self.stopped = true;
+            return false;
+        }
+        self.steps += 1;
+        true
+    }
+
+    /// Runs `f` one level deeper unless the same comparison is already under way further up
+    /// the stack (a `$ref` cycle), in which case it adds nothing.
+    fn guarded(&mut self, key: Comparison, f: impl FnOnce(&mut Self)) {
+        if !self.stack.insert(key) {
+            return;
+        }
+        self.depth += 1;
+        f(self);
+        self.depth -= 1;
+        self.stack.remove(&key);
+    }
+
+    fn walk_values(&mut self, old: &Value, new: &Value, ptr: &str) {
+        let empty = Map::new();
+        let (o, n) = match (old, new) {
+            (Value::Bool(false), Value::Bool(false)) => return,
+            (Value::Bool(false), _) => {
+                return self.push(
+                    Effect::Loosens,
+                    format!("schema false now accepts values at {}", at(ptr)),
+                );
+            }
+            (_, Value::Bool(false)) => {
+                return self.push(
+                    Effect::Tightens,
+                    format!("schema now false (rejects everything) at {}", at(ptr)),
+                );
+            }
+            (Value::Bool(true), Value::Bool(true)) => return,
+            (Value::Bool(true), Value::Object(n)) => (&empty, n),
+            (Value::Object(o), Value::Bool(true)) => (o, &empty),
+            (Value::Object(o), Value::Object(n)) => (o, n),
+            _ => {
+                return self.push(
+                    Effect::Unknown,
+                    format!("schema is not a JSON Schema object at {}", at(ptr)),
+                );
+            }
+        };
+        self.compare_object(View::all(o), View::all(n), ptr);
+    }
+
+    /// Compares a schema object (or only its siblings) with a schema value of the other side;
+    /// used by the proofs that a combinator branch accepts everything a schema accepts.
+    fn walk_view(&mut self, x: View<'_>, b: &Value, ptr: &str) {
+        if !self.budget_left() {
+            return;
+        }
+        let b = self.deref(b, Side::New).0;
+        let key = Comparison::View {
+            map: addr_of_map(x.map),
+            siblings: x.siblings,
+            type_override: x.type_override.map(addr),
+            other: addr(b),
+        };
+        self.guarded(key, |g| {
+            let empty = Map::new();
+            match b {
+                Value::Bool(true) => g.compare_object(x, View::all(&empty), ptr),
+                Value::Object(m) => g.compare_object(x, View::all(m), ptr),
+                Value::Bool(false) => g.push(
+                    Effect::Tightens,
+                    format!("schema now false (rejects everything) at {}", at(ptr)),
+                ),
+                _ => g.push(
+                    Effect::Unknown,
+                    format!("schema is not a JSON Schema object at {}", at(ptr)),
+                ),
+            }
+        });
+    }
+
+    /// Compares two schema objects keyword by keyword; grouped keywords and combinators once.
+    fn compare_object(&mut self, o: View<'_>, n: View<'_>, ptr: &str) {
+        let mut keys: Vec<&String> = o.keys().chain(n.keys()).collect();
+        keys.sort_by(|a, b| canon::cmp_utf16(a, b));
+        keys.dedup();
+        let mut done: Vec<&'static str> = Vec::new();
+        for key in keys {
+            match kind_of(key) {
+                Kind::Container => {}
+                Kind::Group(group) => {
+                    if !done.contains(&group) {
+                        done.push(group);
+                        self.compare_group(group, o, n, ptr);
+                    }
+                }
+                Kind::Plain => {
+                    let (ov, nv) = (o.get(key), n.get(key));
+                    if let (Some(a), Some(b)) = (ov, nv)
+                        && same(a, b)
+                        && !(self.holds_ref(a) && descends(key, a))
+                    {
+                        if self.holds_ref(a) {
+                            // e.g. `patternProperties`: its `$ref`s are not followed.
+                            self.unresolved_ref.set(true);
+                        }
+                        continue;
+                    }
+                    self.compare_keyword(key, ov, nv, o.map, ptr);
+                }
+            }
+        }
+    }
+
+    /// Grades a group of keywords unless all its members are unchanged (and reach no `$ref`).
+    fn compare_group(&mut self, group: &'static str, o: View<'_>, n: View<'_>, ptr: &str) {
+        let members = combinator::members(group);
+        // An unchanged `$ref` may still reach a changed definition: always followed.
+        let unchanged = group != "$ref"
+            && members.iter().all(|k| match (o.get(k), n.get(k)) {
+                (Some(a), Some(b)) => same(a, b) && !self.holds_ref(a),
+                (None, None) => true,
+                _ => false,
+            });
+        if unchanged {
+            return;
+        }
+        if group == "items" {
+            self.compare_items(o, n, ptr);
+        } else {
+            self.compare_combinator(group, o, n, ptr);
+        }
+    }
+
+    /// `prefixItems` (or draft-07 tuple `items`) and the schema for the remaining elements,
+    /// compared position by position: each position is graded against the schema that governed
+    /// it before and governs it now.
+    fn compare_items(&mut self, o: View<'_>, n: View<'_>, ptr: &str) {
+        let (Some(old), Some(new)) = (tuple_of(o), tuple_of(n)) else {
+            return self.push(
+                Effect::Unknown,
+                format!("prefixItems is not an array at {}", at(ptr)),
+            );
+        };
+        let positions = old.prefix.len().max(new.prefix.len());
+        for i in 0..positions {
+            let before = old.prefix.get(i).or(old.rest).unwrap_or(&TRUE_SCHEMA);
+            let after = new.prefix.get(i).or(new.rest).unwrap_or(&TRUE_SCHEMA);
+            let p = if i < new.prefix.len() {
+                child(&child(ptr, new.prefix_key), &i.to_string())
+            } else {
+                child(ptr, new.rest_key)
+            };
+            self.walk(before, after, &p);
+        }
+        self.walk(
+            old.rest.unwrap_or(&TRUE_SCHEMA),
+            new.rest.unwrap_or(&TRUE_SCHEMA),
+            &child(ptr, new.rest_key),
         );
     }
-    compare_keywords(&old_rest, &new_docs, ptr, out);
-    let new_core = Value::Object(new_core);
-    let tightening = [Effect::Tightens, Effect::Notation];
-    match provable_branch(&new_core, branches, Side::New, key, ptr, &tightening) {
-        Some(branch_findings) => {
-            push(
-                out,
-                Effect::Tightens,
-                format!(
-                    "alternatives removed: {key} of {} became one schema at {}",
-                    branches.len(),
-                    at(ptr)
-                ),
-            );
-            out.extend(branch_findings);
-        }
-        None => push(
-            out,
-            Effect::Unknown,
-            format!("{key} replaced by a plain schema at {}", at(ptr)),
-        ),
-    }
-}
 
-fn compare_keywords(
-    o: &Map<String, Value>,
-    n: &Map<String, Value>,
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
-    let mut keys: Vec<&String> = o.keys().chain(n.keys()).collect();
-    keys.sort_by(|a, b| canon::cmp_utf16(a, b));
-    keys.dedup();
-    for key in keys {
-        let (ov, nv) = (o.get(key), n.get(key));
-        if let (Some(a), Some(b)) = (ov, nv)
-            && same(a, b)
-        {
-            continue;
-        }
-        compare_keyword(key, ov, nv, o, ptr, out);
-    }
-}
-
-/// Grades one keyword that differs between two schema objects (`o` is the old object).
-fn compare_keyword(
-    key: &str,
-    ov: Option<&Value>,
-    nv: Option<&Value>,
-    o: &Map<String, Value>,
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
-    let k = key;
-    match k {
-        _ if DOC_KEYWORDS.contains(&k) => push(
-            out,
-            Effect::Notation,
-            format!("{k} {} at {}", change_word(ov, nv), at(ptr)),
-        ),
-        "$schema" => push(
-            out,
-            Effect::Notation,
-            format!(
-                "dialect changed {}→{} at {}",
-                opt_show(ov),
-                opt_show(nv),
-                at(ptr)
+    /// Grades one keyword that differs between two schema objects (`o` is the old object).
+    fn compare_keyword(
+        &mut self,
+        key: &str,
+        ov: Option<&Value>,
+        nv: Option<&Value>,
+        o: &Map<String, Value>,
+        ptr: &str,
+    ) {
+        let k = key;
+        let out = &mut self.out;
+        match k {
+            _ if DOC_KEYWORDS.contains(&k) => push(
+                out,
+                Effect::Notation,
+                format!("{k} {} at {}", change_word(ov, nv), at(ptr)),
             ),
-        ),
-        "type" => compare_type(ov, nv, ptr, out),
-        "enum" => compare_enum(ov, nv, ptr, out),
-        "const" => {
-            let effect = match (ov, nv) {
-                (None, Some(_)) | (Some(_), Some(_)) => Effect::Tightens,
-                _ => Effect::Loosens,
-            };
-            push(
+            "$schema" => push(
                 out,
-                effect,
-                format!("const {}→{} at {}", opt_show(ov), opt_show(nv), at(ptr)),
-            );
-        }
-        "required" => compare_required(ov, nv, ptr, out),
-        "properties" => compare_properties(ov, nv, o, ptr, out),
-        "additionalProperties" => compare_additional(ov, nv, ptr, out),
-        "items" => match (
-            ov.unwrap_or(&Value::Bool(true)),
-            nv.unwrap_or(&Value::Bool(true)),
-        ) {
-            (a @ (Value::Object(_) | Value::Bool(_)), b @ (Value::Object(_) | Value::Bool(_))) => {
-                walk(a, b, &child(ptr, "items"), out)
-            }
-            _ => push(
-                out,
-                Effect::Unknown,
-                format!("tuple items changed at {}", at(ptr)),
-            ),
-        },
-        _ if LOWER_BOUNDS.contains(&k) || UPPER_BOUNDS.contains(&k) => {
-            compare_bound(k, ov, nv, ptr, out)
-        }
-        "uniqueItems" => {
-            let on = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
-            let effect = match (on(ov), on(nv)) {
-                (false, true) => Effect::Tightens,
-                (true, false) => Effect::Loosens,
-                _ => Effect::Notation,
-            };
-            push(
-                out,
-                effect,
+                Effect::Notation,
                 format!(
-                    "uniqueItems {}→{} at {}",
+                    "dialect changed {}→{} at {}",
                     opt_show(ov),
                     opt_show(nv),
                     at(ptr)
                 ),
-            );
-        }
-        "pattern" | "format" | "multipleOf" => {
-            let effect = match (ov, nv) {
-                (None, Some(_)) => Effect::Tightens,
-                (Some(_), None) => Effect::Loosens,
-                _ => Effect::Unknown,
-            };
-            push(
-                out,
-                effect,
-                format!(
-                    "{k} {} {} at {}",
-                    change_word(ov, nv),
-                    change_values(ov, nv),
-                    at(ptr)
-                ),
-            );
-        }
-        "default" => {
-            let effect = if ov.is_some() && nv.is_some() {
-                Effect::Behaviour
-            } else {
-                Effect::Unknown
-            };
-            push(
-                out,
-                effect,
-                format!(
-                    "default {} {} at {}",
-                    change_word(ov, nv),
-                    change_values(ov, nv),
-                    at(ptr)
-                ),
-            );
-        }
-        _ => {
-            push(
+            ),
+            "type" => compare_type(ov, nv, ptr, out),
+            "enum" => compare_enum(ov, nv, ptr, out),
+            "const" => {
+                let effect = match (ov, nv) {
+                    (None, Some(_)) => Effect::Tightens,
+                    (Some(_), Some(_)) => Effect::Replaces,
+                    _ => Effect::Loosens,
+                };
+                push(
+                    out,
+                    effect,
+                    format!("const {}→{} at {}", opt_show(ov), opt_show(nv), at(ptr)),
+                );
+            }
+            "required" => compare_required(ov, nv, ptr, out),
+            "properties" => self.compare_properties(ov, nv, o, ptr),
+            "additionalProperties" => self.compare_additional(ov, nv, ptr),
+            _ if LOWER_BOUNDS.contains(&k) || UPPER_BOUNDS.contains(&k) => {
+                compare_bound(k, ov, nv, ptr, out)
+            }
+            "uniqueItems" => compare_unique(ov, nv, ptr, out),
+            "pattern" | "format" | "multipleOf" => {
+                let effect = match (ov, nv) {
+                    (None, Some(_)) => Effect::Tightens,
+                    (Some(_), None) => Effect::Loosens,
+                    _ => Effect::Unknown,
+                };
+                push(
+                    out,
+                    effect,
+                    format!(
+                        "{k} {} {} at {}",
+                        change_word(ov, nv),
+                        change_values(ov, nv),
+                        at(ptr)
+                    ),
+                );
+            }
+            "default" => {
+                let effect = if ov.is_some() && nv.is_some() {
+                    Effect::Behaviour
+                } else {
+                    Effect::Unknown
+                };
+                out.push(Finding {
+                    effect,
+                    text: format!(
+                        "default {} {} at {}",
+                        change_word(ov, nv),
+                        change_values(ov, nv),
+                        at(ptr)
+                    ),
+                    annotation: true,
+                });
+            }
+            _ => push(
                 out,
                 Effect::Unknown,
                 format!(
@@ -544,9 +676,127 @@ fn compare_keyword(
                     change_word(ov, nv),
                     at(ptr)
                 ),
-            );
+            ),
         }
     }
+
+    fn compare_properties(
+        &mut self,
+        ov: Option<&Value>,
+        nv: Option<&Value>,
+        old_schema: &Map<String, Value>,
+        ptr: &str,
+    ) {
+        let empty = Map::new();
+        let (old, new) = (
+            ov.and_then(Value::as_object).unwrap_or(&empty),
+            nv.and_then(Value::as_object).unwrap_or(&empty),
+        );
+        let old_closed = matches!(
+            additional_form(old_schema.get("additionalProperties")),
+            Additional::Closed
+        );
+        let base = child(ptr, "properties");
+        let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
+        keys.sort_by(|a, b| canon::cmp_utf16(a, b));
+        keys.dedup();
+        for key in keys {
+            let p = child(&base, key);
+            match (old.get(key), new.get(key)) {
+                (Some(a), Some(b)) => self.walk(a, b, &p),
+                (None, Some(_)) => self.push(Effect::Adds, format!("property added {p}")),
+                (Some(_), None) if old_closed => self.push(
+                    Effect::Tightens,
+                    format!("property removed {p} (no longer accepted)"),
+                ),
+                (Some(_), None) => self.push(Effect::Loosens, format!("property removed {p}")),
+                (None, None) => {}
+            }
+        }
+    }
+
+    fn compare_additional(&mut self, ov: Option<&Value>, nv: Option<&Value>, ptr: &str) {
+        use Additional::{Closed, Open, Schema};
+        let p = child(ptr, "additionalProperties");
+        let (effect, what) = match (additional_form(ov), additional_form(nv)) {
+            (Open, Open) | (Closed, Closed) => (Effect::Notation, "spelling changed"),
+            (Schema(a), Schema(b)) => return self.walk(a, b, &p),
+            (Open, Closed) => (Effect::Tightens, "now false (extra properties rejected)"),
+            (Closed, Open) => (
+                Effect::Loosens,
+                "no longer false (extra properties accepted)",
+            ),
+            (Open, Schema(_)) => (Effect::Tightens, "now constrained by a schema"),
+            (Schema(_), Open) => (Effect::Loosens, "schema constraint removed"),
+            (Closed, Schema(_)) => (Effect::Loosens, "false replaced by a schema"),
+            (Schema(_), Closed) => (Effect::Tightens, "schema replaced by false"),
+        };
+        self.push(
+            effect,
+            format!(
+                "additionalProperties {what} {}→{} at {p}",
+                opt_show(ov),
+                opt_show(nv)
+            ),
+        );
+    }
+}
+
+/// Keywords whose unchanged value must still be walked when it reaches a `$ref` (the target
+/// may have changed).
+fn descends(key: &str, value: &Value) -> bool {
+    key == "properties" || (key == "additionalProperties" && value.is_object())
+}
+
+/// The positional part of an array schema and the schema for the elements after it.
+struct Tuple<'v> {
+    prefix: &'v [Value],
+    prefix_key: &'static str,
+    rest: Option<&'v Value>,
+    rest_key: &'static str,
+}
+
+/// Reads either spelling: 2020-12 `prefixItems` + `items`, or draft-07 array `items` +
+/// `additionalItems`. `None` when `prefixItems` is not an array.
+fn tuple_of<'v>(v: View<'v>) -> Option<Tuple<'v>> {
+    if let Some(Value::Array(prefix)) = v.get("items") {
+        return Some(Tuple {
+            prefix,
+            prefix_key: "items",
+            rest: v.get("additionalItems"),
+            rest_key: "additionalItems",
+        });
+    }
+    let prefix: &[Value] = match v.get("prefixItems") {
+        None => &[],
+        Some(Value::Array(p)) => p,
+        Some(_) => return None,
+    };
+    Some(Tuple {
+        prefix,
+        prefix_key: "prefixItems",
+        rest: v.get("items"),
+        rest_key: "items",
+    })
+}
+
+fn compare_unique(ov: Option<&Value>, nv: Option<&Value>, ptr: &str, out: &mut Vec<Finding>) {
+    let on = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
+    let effect = match (on(ov), on(nv)) {
+        (false, true) => Effect::Tightens,
+        (true, false) => Effect::Loosens,
+        _ => Effect::Notation,
+    };
+    push(
+        out,
+        effect,
+        format!(
+            "uniqueItems {}→{} at {}",
+            opt_show(ov),
+            opt_show(nv),
+            at(ptr)
+        ),
+    );
 }
 
 fn change_word(ov: Option<&Value>, nv: Option<&Value>) -> &'static str {
@@ -697,42 +947,6 @@ fn compare_required(ov: Option<&Value>, nv: Option<&Value>, ptr: &str, out: &mut
     }
 }
 
-fn compare_properties(
-    ov: Option<&Value>,
-    nv: Option<&Value>,
-    old_schema: &Map<String, Value>,
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
-    let empty = Map::new();
-    let (old, new) = (
-        ov.and_then(Value::as_object).unwrap_or(&empty),
-        nv.and_then(Value::as_object).unwrap_or(&empty),
-    );
-    let old_closed = matches!(
-        additional_form(old_schema.get("additionalProperties")),
-        Additional::Closed
-    );
-    let base = child(ptr, "properties");
-    let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
-    keys.sort_by(|a, b| canon::cmp_utf16(a, b));
-    keys.dedup();
-    for key in keys {
-        let p = child(&base, key);
-        match (old.get(key), new.get(key)) {
-            (Some(a), Some(b)) => walk(a, b, &p, out),
-            (None, Some(_)) => push(out, Effect::Adds, format!("property added {p}")),
-            (Some(_), None) if old_closed => push(
-                out,
-                Effect::Tightens,
-                format!("property removed {p} (no longer accepted)"),
-            ),
-            (Some(_), None) => push(out, Effect::Loosens, format!("property removed {p}")),
-            (None, None) => {}
-        }
-    }
-}
-
 enum Additional<'a> {
     Open,
     Closed,
@@ -753,33 +967,6 @@ fn additional_form(v: Option<&Value>) -> Additional<'_> {
         }
         Some(other) => Additional::Schema(other),
     }
-}
-
-fn compare_additional(ov: Option<&Value>, nv: Option<&Value>, ptr: &str, out: &mut Vec<Finding>) {
-    use Additional::{Closed, Open, Schema};
-    let p = child(ptr, "additionalProperties");
-    let (effect, what) = match (additional_form(ov), additional_form(nv)) {
-        (Open, Open) | (Closed, Closed) => (Effect::Notation, "spelling changed"),
-        (Schema(a), Schema(b)) => return walk(a, b, &p, out),
-        (Open, Closed) => (Effect::Tightens, "now false (extra properties rejected)"),
-        (Closed, Open) => (
-            Effect::Loosens,
-            "no longer false (extra properties accepted)",
-        ),
-        (Open, Schema(_)) => (Effect::Tightens, "now constrained by a schema"),
-        (Schema(_), Open) => (Effect::Loosens, "schema constraint removed"),
-        (Closed, Schema(_)) => (Effect::Loosens, "false replaced by a schema"),
-        (Schema(_), Closed) => (Effect::Tightens, "schema replaced by false"),
-    };
-    push(
-        out,
-        effect,
-        format!(
-            "additionalProperties {what} {}→{} at {p}",
-            opt_show(ov),
-            opt_show(nv)
-        ),
-    );
 }
 
 fn is_zod_sentinel(key: &str, v: Option<&Value>) -> bool {
@@ -825,7 +1012,6 @@ fn compare_bound(
     };
     push(out, effect, text(verb));
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1065,22 +1251,22 @@ mod tests {
                 "nullable anyOf",
                 json!({"type": "string"}),
                 json!({"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}),
-                Unknown,
-                "schema replaced by anyOf",
+                Breaking,
+                "anyOf added at /anyOf (a new constraint)",
             ),
             (
                 "widened into oneOf",
                 json!({"items": {"type": "string"}}),
                 json!({"items": {"oneOf": [{"type": "string", "description": "d"}, {"type": "object"}]}}),
                 Loosened,
-                "alternatives added: schema became oneOf of 2 at /items",
+                "oneOf added at /items/oneOf (no-op",
             ),
             (
                 "narrowed from anyOf",
                 json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
                 json!({"type": "string"}),
                 Breaking,
-                "alternatives removed",
+                "type added string at (root)",
             ),
             (
                 "union branch edited",
@@ -1094,14 +1280,14 @@ mod tests {
                 json!({"$ref": "#/$defs/a"}),
                 json!({"$ref": "#/$defs/b"}),
                 Unknown,
-                "$ref changed at (root) (effect not provable)",
+                "$ref changed at /$ref (target not resolvable)",
             ),
             (
                 "allOf added",
                 json!({}),
                 json!({"allOf": [{"type": "string"}]}),
-                Unknown,
-                "allOf added",
+                Breaking,
+                "allOf added at /allOf",
             ),
             (
                 "not a schema",
