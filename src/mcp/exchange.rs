@@ -147,7 +147,11 @@ impl Stats {
     }
 
     fn record(&self, response: &HttpResponse) {
-        self.record_parts(response.status, &response.final_url, response.body.len() as u64);
+        self.record_parts(
+            response.status,
+            &response.final_url,
+            response.body.len() as u64,
+        );
     }
 
     fn record_parts(&self, status: u16, url: &Url, bytes: u64) {

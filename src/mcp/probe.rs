@@ -664,7 +664,10 @@ impl SessionSlot {
     }
 
     fn replace(&self, id: Option<String>) {
-        *self.id.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = id;
+        *self
+            .id
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = id;
     }
 }
 

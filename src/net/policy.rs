@@ -497,7 +497,9 @@ pub(crate) fn check_local_answers(name: &str, answers: &[IpAddr]) -> Result<(), 
 fn is_loopback(addr: IpAddr) -> bool {
     match addr {
         IpAddr::V4(v4) => v4.is_loopback(),
-        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
     }
 }
 

@@ -181,10 +181,7 @@ pub fn expiring(always: bool) -> FaultServer {
         expiring_post(state, headers, body, always)
     };
     start(
-        Router::new().route(
-            "/mcp",
-            post(handler).delete(|| async { StatusCode::OK }),
-        ),
+        Router::new().route("/mcp", post(handler).delete(|| async { StatusCode::OK })),
         "/mcp",
     )
 }
@@ -230,9 +227,8 @@ pub const LEGACY_PADDING: usize = 3_000;
 /// the stream padded to about [`LEGACY_PADDING`] bytes, after two filler notifications of the
 /// same size. With `huge_tools`, the `tools/list` answer alone is ten times that.
 pub fn legacy(huge_tools: bool) -> FaultServer {
-    let handler = move |state: State<Arc<Mutex<Seen>>>, body: String| {
-        legacy_post(state, body, huge_tools)
-    };
+    let handler =
+        move |state: State<Arc<Mutex<Seen>>>, body: String| legacy_post(state, body, huge_tools);
     start(
         Router::new()
             .route("/sse", get(legacy_get))
@@ -281,7 +277,11 @@ async fn legacy_post(State(seen): State<Arc<Mutex<Seen>>>, body: String, huge: b
         "tools/list" => {
             seen.tools_lists += 1;
             let mut result = tools_result();
-            let size = if huge { 10 * LEGACY_PADDING } else { LEGACY_PADDING };
+            let size = if huge {
+                10 * LEGACY_PADDING
+            } else {
+                LEGACY_PADDING
+            };
             result["tools"][0]["description"] = json!("y".repeat(size));
             result
         }
