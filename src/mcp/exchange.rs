@@ -198,10 +198,10 @@ impl<'a> Wire<'a> {
         let body = jsonrpc::request(id, method, params);
         let response = self.send_post(url, headers.clone(), body).await?;
         let mut decoded = decode_body(&response, &Value::from(id));
-        if let Some(point) = resume_point(&response, &decoded) {
-            if let Some(found) = self.resume(headers, point, &Value::from(id)).await? {
-                decoded = found;
-            }
+        if let Some(point) = resume_point(&response, &decoded)
+            && let Some(found) = self.resume(headers, point, &Value::from(id)).await?
+        {
+            decoded = found;
         }
         let mut answer = reply(&response, decoded);
         if method == "tools/list" {
