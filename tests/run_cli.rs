@@ -7,6 +7,8 @@
 #[path = "support/actor.rs"]
 mod actor;
 mod support;
+#[path = "support/sample_rows.rs"]
+mod sample_rows;
 #[path = "support/switchable.rs"]
 mod switchable;
 
@@ -494,6 +496,7 @@ fn invalid_tool_definitions_are_reported_and_a_fixed_one_is_added() {
         "{row}"
     );
     assert_eq!(invalid[1]["reason"], "empty_name");
+    sample_rows::keep("invalid-tools", &dir.rows());
 
     // The same answer again: no change at all (the diff is stable).
     server.set_surface(served("number"));
