@@ -126,6 +126,15 @@ impl Prepared {
         let repeated_keys = observation.repeated_keys_by_tool(&tools);
         let surface = Surface::from_tools(observation.identity(), tools)
             .map_err(|error| format!("the tool list is not usable: {error}"))?;
+        for invalid in &surface.invalid_tools {
+            tracing::warn!(
+                url = %observation.final_url,
+                index = invalid.index,
+                name = invalid.name.as_deref().unwrap_or(""),
+                "tool definition left out of the surface: {}",
+                invalid.detail
+            );
+        }
         let tool_digest = surface.tool_digest();
         let surface_key = StoredSurface::key_for(&surface.identity, &tool_digest);
         let insight = match cached {
@@ -826,6 +835,8 @@ async fn record_readable(
             anonymous_listing_allowed: anonymous.then_some(true),
             auth_required: anonymous.then_some(false),
             tools_total: Some(surface.tools.len()),
+            invalid_tools_total: Some(surface.invalid_tools.len()),
+            invalid_tools: surface.invalid_tools.clone(),
             resources_total: observation.resources_total,
             prompts_total: observation.prompts_total,
             digest_changed: row

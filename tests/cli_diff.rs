@@ -424,3 +424,40 @@ fn diff_grades_an_added_any_of_and_a_tightened_parameter_as_breaking() {
     ]);
     assert_eq!(gated.status.code(), Some(1), "--fail-on breaking trips");
 }
+
+/// A developer's own server on `http://localhost:PORT/mcp` (the real Python SDK): readable with
+/// the operator override, refused with exit 2 and a message naming the flag without it.
+#[test]
+fn snapshot_reads_a_localhost_server_only_with_the_override() {
+    let surface = support::surface::surface(
+        "local-dev",
+        "0.1.0",
+        vec![support::surface::tool("ping_me", "Answers pong.")],
+    );
+    let file = support::surface::SurfaceFile::new(&surface);
+    let Some(peer) = support::python::start(&file, support::python::PythonMode::default()) else {
+        support::skip(
+            "snapshot_reads_a_localhost_server_only_with_the_override",
+            "Python peer not installed (tests/peers/install.sh)",
+        );
+        return;
+    };
+    let url = format!("http://localhost:{}/mcp", peer.port);
+
+    let refused = ledger(&["snapshot", &url]);
+    assert_eq!(refused.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("--allow-private-targets"), "{message}");
+    assert!(refused.stdout.is_empty());
+
+    let output = ledger(&["snapshot", "--allow-private-targets", &url]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let snapshot: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(snapshot["server"]["name"], "local-dev");
+    assert_eq!(snapshot["tools"][0]["name"], "ping_me");
+}

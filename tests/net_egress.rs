@@ -258,6 +258,8 @@ fn names() -> TableLookup {
         .with("mapped-meta.test", &[ip("::ffff:169.254.169.254")])
         .with("mixed.test", &[ip(PUBLIC), ip(PRIVATE)])
         .with("mixed-reversed.test", &[ip(PRIVATE), ip(PUBLIC)])
+        // A local-only name that does not resolve to loopback: refused even with the override.
+        .with("localhost", &[ip(PRIVATE)])
 }
 
 fn redirect_url(base: SocketAddr, code: u16, to: &str) -> Url {

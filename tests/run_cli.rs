@@ -6,6 +6,8 @@
 
 #[path = "support/actor.rs"]
 mod actor;
+#[path = "support/sample_rows.rs"]
+mod sample_rows;
 mod support;
 #[path = "support/switchable.rs"]
 mod switchable;
@@ -148,7 +150,9 @@ fn blocked_entries_become_rows_and_the_run_continues() {
             ("not a url", "BLOCKED_TARGET"),
             ("ftp://files.example.com/mcp", "BLOCKED_TARGET"),
             (credentials.as_str(), "BLOCKED_TARGET"),
-            (localhost.as_str(), "BLOCKED_TARGET"),
+            // run_binary passes the operator override, which admits `localhost` when it
+            // resolves to loopback only: the same server under another URL.
+            (localhost.as_str(), "OK"),
             (good.as_str(), "OK"),
             (good.as_str(), "BLOCKED_TARGET"),
             ("42", "BLOCKED_TARGET"),
@@ -171,9 +175,9 @@ fn blocked_entries_become_rows_and_the_run_continues() {
             .unwrap()
             .contains("repeats")
     );
-    assert_eq!(rows.summary["servers_blocked"], 6);
+    assert_eq!(rows.summary["servers_blocked"], 5);
     assert_eq!(rows.summary["servers_unreachable"], 0);
-    assert_eq!(rows.summary["servers_checked"], 1);
+    assert_eq!(rows.summary["servers_checked"], 2);
 }
 
 /// Refused input: exit 2 before any network work, every bad field named, the ledger record
@@ -438,4 +442,84 @@ fn per_server_budget_and_run_deadline() {
         rows.server(healthy.url.as_str())["previous_tool_digest"],
         before["tool_digest"]
     );
+}
+
+/// A `tools/list` answer with invalid definitions keeps the valid tools; each invalid one is on
+/// the server row with its reason, and counted. Fixed on the next run, it is a `tool_added`.
+#[test]
+fn invalid_tool_definitions_are_reported_and_a_fixed_one_is_added() {
+    let header_tool = |kind: &str| {
+        json!({
+            "name": "scored",
+            "description": "Scores a thing.",
+            "inputSchema": {"type": "object", "properties": {
+                "score": {"type": kind, "x-mcp-header": "Score"}}},
+        })
+    };
+    let served = |kind: &str| {
+        surface(
+            "mixed",
+            "1",
+            vec![
+                tool("valid_tool", "Works."),
+                header_tool(kind),
+                json!({"name": "", "inputSchema": {"type": "object"}}),
+            ],
+        )
+    };
+    let server = Switchable::start(served("number"));
+    let url = server.url.to_string();
+    let dir = RunDir::new();
+    let input = json!({"servers": [url.clone()]});
+    let first = dir.run_binary(&input, &[]);
+    assert_exit(&first, 0);
+    assert!(
+        stderr(&first).contains("left out of the surface"),
+        "{}",
+        stderr(&first)
+    );
+    let rows = Rows::of(&dir);
+    let row = rows.server(&url);
+    assert_eq!(row["ok"], true, "{row}");
+    assert_eq!(row["tools_total"], 1, "{row}");
+    let names: Vec<&str> = row["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["valid_tool"]);
+    assert_eq!(row["invalid_tools_total"], 2, "{row}");
+    let invalid = row["invalid_tools"].as_array().unwrap();
+    assert_eq!(invalid[0]["name"], "scored");
+    assert_eq!(invalid[0]["reason"], "invalid_header");
+    assert!(
+        invalid[0]["detail"].as_str().unwrap().contains("number"),
+        "{row}"
+    );
+    assert_eq!(invalid[1]["reason"], "empty_name");
+    sample_rows::keep("invalid-tools", &dir.rows());
+
+    // The same answer again: no change at all (the diff is stable).
+    server.set_surface(served("number"));
+    assert_exit(&dir.run_binary(&input, &[]), 0);
+    let rows = Rows::of(&dir);
+    assert_eq!(rows.server(&url)["change_count"], 0);
+
+    // Fixed: the tool appears as added.
+    server.set_surface(served("string"));
+    assert_exit(&dir.run_binary(&input, &[]), 0);
+    let rows = Rows::of(&dir);
+    let changes = rows.changes_of(&url);
+    let added: Vec<(&str, &str)> = changes
+        .iter()
+        .map(|c| {
+            (
+                c["change_class"].as_str().unwrap(),
+                c["tool_name"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(added, [("tool_added", "scored")], "{changes:?}");
+    assert_eq!(rows.server(&url)["invalid_tools_total"], 1);
 }

@@ -7,6 +7,9 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -24,6 +27,14 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The modern header that repeats the JSON-RPC method.
 pub const METHOD_HEADER: &str = "mcp-method";
+/// The header a reconnecting event-stream reader sends (SEP-1699 polling).
+pub const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+/// GET reconnects after a response stream that closed before the response (SEP-1699).
+pub const MAX_RESUMES: u32 = 3;
+/// The wait before a reconnect when the stream gave no `retry:` field.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The longest `retry:` wait honoured; the per-server deadline bounds the whole probe anyway.
+const MAX_RETRY: Duration = Duration::from_secs(10);
 
 /// The decoded body of an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,13 +147,19 @@ impl Stats {
     }
 
     fn record(&self, response: &HttpResponse) {
-        self.bytes
-            .fetch_add(response.body.len() as u64, Ordering::Relaxed);
+        self.record_parts(
+            response.status,
+            &response.final_url,
+            response.body.len() as u64,
+        );
+    }
+
+    fn record_parts(&self, status: u16, url: &Url, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
         *self
             .last
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) =
-            Some((response.status, response.final_url.clone()));
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some((status, url.clone()));
     }
 }
 
@@ -179,8 +196,13 @@ impl<'a> Wire<'a> {
     ) -> Result<Reply, NetError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = jsonrpc::request(id, method, params);
-        let response = self.send_post(url, headers, body).await?;
-        let decoded = decode_body(&response, &Value::from(id));
+        let response = self.send_post(url, headers.clone(), body).await?;
+        let mut decoded = decode_body(&response, &Value::from(id));
+        if let Some(point) = resume_point(&response, &decoded)
+            && let Some(found) = self.resume(headers, point, &Value::from(id)).await?
+        {
+            decoded = found;
+        }
         let mut answer = reply(&response, decoded);
         if method == "tools/list" {
             answer.repeated_keys = repeated_keys(&response);
@@ -209,6 +231,40 @@ impl<'a> Wire<'a> {
         Ok(reply(&response, Body::Empty))
     }
 
+    /// SEP-1699 polling (2025-11-25): the server closed the response stream after an event id
+    /// and before the response. Wait the stream's `retry:` (capped), then GET the endpoint with
+    /// `Last-Event-ID` and read that stream until our response; at most [`MAX_RESUMES`] times.
+    /// `None` when no reconnect produced it (the caller keeps the first answer).
+    async fn resume(
+        &self,
+        mut headers: HeaderMap,
+        mut point: ResumePoint,
+        id: &Value,
+    ) -> Result<Option<Body>, NetError> {
+        headers.remove(CONTENT_TYPE);
+        headers.remove(HeaderName::from_static(METHOD_HEADER));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        for _ in 0..MAX_RESUMES {
+            tokio::time::sleep(point.wait()).await;
+            set_header(&mut headers, LAST_EVENT_ID_HEADER, &point.last_id);
+            self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            let stream = self.client.get_stream(&point.url, headers.clone()).await?;
+            let (status, url) = (stream.status, stream.final_url.clone());
+            if !(200..300).contains(&status) || stream.content_type() != "text/event-stream" {
+                self.stats.record_parts(status, &url, 0);
+                return Ok(None);
+            }
+            let timeout = self.client.config().request_timeout;
+            let read = tokio::time::timeout(timeout, read_stream(stream, id, &mut point)).await;
+            let (found, bytes) = read.map_err(|_| NetError::Timeout(timeout))??;
+            self.stats.record_parts(status, &url, bytes);
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
     async fn send_post(
         &self,
         url: &Url,
@@ -225,6 +281,76 @@ impl<'a> Wire<'a> {
         self.stats.record(&response);
         Ok(response)
     }
+}
+
+/// Where and how to reconnect to an event stream that ended early.
+#[derive(Debug, Clone, PartialEq)]
+struct ResumePoint {
+    url: Url,
+    last_id: String,
+    retry_ms: Option<u64>,
+}
+
+impl ResumePoint {
+    fn wait(&self) -> Duration {
+        self.retry_ms
+            .map_or(DEFAULT_RETRY, Duration::from_millis)
+            .min(MAX_RETRY)
+    }
+}
+
+/// A 2xx event stream that ended without our response after setting an event id can be
+/// resumed by GET (SEP-1699); anything else cannot.
+fn resume_point(response: &HttpResponse, decoded: &Body) -> Option<ResumePoint> {
+    let resumable = (200..300).contains(&response.status)
+        && response.content_type() == "text/event-stream"
+        && matches!(decoded, Body::Undecodable(_));
+    if !resumable {
+        return None;
+    }
+    let mut decoder = sse::SseDecoder::new();
+    decoder.feed(&response.body);
+    Some(ResumePoint {
+        url: response.final_url.clone(),
+        last_id: decoder.last_event_id()?.to_string(),
+        retry_ms: decoder.retry_ms(),
+    })
+}
+
+/// Reads a reconnected event stream until our response arrives (the stream may stay open after
+/// it) or the stream ends; moves the resume point to the stream's last id and `retry:`.
+/// Returns the response, if found, and the bytes read.
+async fn read_stream(
+    mut stream: crate::net::StreamingResponse,
+    id: &Value,
+    point: &mut ResumePoint,
+) -> Result<(Option<Body>, u64), NetError> {
+    let mut decoder = sse::SseDecoder::new();
+    let mut candidates = Candidates::default();
+    while let Some(chunk) = stream.body.next().await {
+        for event in decoder.feed(&chunk?) {
+            if event.data.is_empty() || event.event != "message" {
+                continue;
+            }
+            match serde_json::from_str::<Value>(&event.data) {
+                Ok(value) => candidates.offer(value, id),
+                Err(_) => candidates.saw_garbage = true,
+            }
+        }
+        if let Some(last_id) = decoder.last_event_id() {
+            point.last_id = last_id.to_string();
+        }
+        point.retry_ms = decoder.retry_ms().or(point.retry_ms);
+        if candidates.exact.is_some() {
+            break;
+        }
+    }
+    let found = match (candidates.exact, candidates.stray_error) {
+        (Some(outcome), _) => Some(Body::Message(outcome)),
+        (None, Some(error)) => Some(Body::Message(Err(error))),
+        (None, None) => None,
+    };
+    Ok((found, stream.body.received()))
 }
 
 /// Adds a header when its value is a legal header value; a server-chosen value that is not

@@ -89,12 +89,16 @@ pub fn endpoint_of(first: &SseEvent, stream_url: &Url) -> Result<Url, String> {
     Ok(endpoint)
 }
 
-/// The event stream, decoded event by event.
+/// The event stream, decoded event by event. The body cap applies to each event (the stream
+/// stays open and carries every answer of the session), not to the whole stream.
 struct EventReader {
     body: CappedBody,
     decoder: SseDecoder,
     queued: VecDeque<SseEvent>,
     tally: Arc<Tally>,
+    /// Bytes received since the last chunk that completed an event: an upper bound on the size
+    /// of the event being read.
+    pending: u64,
 }
 
 impl EventReader {
@@ -109,7 +113,14 @@ impl EventReader {
                 Some(chunk) => {
                     let chunk = chunk?;
                     self.tally.add_bytes(chunk.len() as u64);
-                    self.queued.extend(self.decoder.feed(&chunk));
+                    let events = self.decoder.feed(&chunk);
+                    self.pending = if events.is_empty() {
+                        self.pending + chunk.len() as u64
+                    } else {
+                        chunk.len() as u64
+                    };
+                    self.body.restart_count(self.pending);
+                    self.queued.extend(events);
                 }
             }
         }
@@ -174,6 +185,7 @@ pub async fn open(client: &Client, url: &Url, tally: Arc<Tally>) -> Result<Opene
         decoder: SseDecoder::new(),
         queued: VecDeque::new(),
         tally: tally.clone(),
+        pending: 0,
     };
     let first = match tokio::time::timeout(timeout, reader.next_event()).await {
         Err(_) => {

@@ -215,7 +215,7 @@ async fn read_surface(
             url: url.clone(),
             era: Era::Modern,
             version: era::MODERN_VERSIONS[0].to_string(),
-            session_id: None,
+            session_id: SessionSlot::new(None),
             legacy: None,
         };
         let early_tools = async { Ok(early.list("tools/list", "tools", options).await) };
@@ -233,7 +233,7 @@ async fn read_surface(
         url: handshake.url.clone(),
         era: handshake.era,
         version: handshake.version.clone(),
-        session_id: handshake.session_id.clone(),
+        session_id: SessionSlot::new(handshake.session_id.clone()),
         legacy: handshake.legacy.as_ref(),
     };
     let capabilities = handshake
@@ -562,7 +562,7 @@ async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake, ClassicFai
         url: final_url.clone(),
         era: Era::Classic,
         version: version.clone(),
-        session_id: session_id.clone(),
+        session_id: SessionSlot::new(session_id.clone()),
         legacy: None,
     };
     if !era::is_known_classic_version(&version) {
@@ -643,13 +643,43 @@ fn item_pointer(pointer: &str, key: &str) -> Option<(usize, String)> {
     Some((index.parse().ok()?, format!("/{inner}")))
 }
 
+/// The classic session id, which a re-initialization may replace while list calls run.
+struct SessionSlot {
+    id: std::sync::Mutex<Option<String>>,
+    /// Held while renewing, so concurrent list calls renew once; true once renewed.
+    renewed: tokio::sync::Mutex<bool>,
+}
+
+impl SessionSlot {
+    fn new(id: Option<String>) -> Self {
+        SessionSlot {
+            id: std::sync::Mutex::new(id),
+            renewed: tokio::sync::Mutex::new(false),
+        }
+    }
+
+    fn current(&self) -> Option<String> {
+        self.id
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    fn replace(&self, id: Option<String>) {
+        *self
+            .id
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = id;
+    }
+}
+
 /// A server after its handshake: how every later request is addressed.
 struct Session<'w, 'c> {
     wire: &'w Wire<'c>,
     url: Url,
     era: Era,
     version: String,
-    session_id: Option<String>,
+    session_id: SessionSlot,
     /// Set for the legacy transport: requests go through its stream instead of the wire.
     legacy: Option<&'w LegacySession>,
 }
@@ -661,8 +691,8 @@ impl Session<'_, '_> {
             Era::Classic | Era::LegacySse => {
                 let mut headers = HeaderMap::new();
                 exchange::set_header(&mut headers, exchange::VERSION_HEADER, &self.version);
-                if let Some(id) = &self.session_id {
-                    exchange::set_header(&mut headers, exchange::SESSION_HEADER, id);
+                if let Some(id) = self.session_id.current() {
+                    exchange::set_header(&mut headers, exchange::SESSION_HEADER, &id);
                 }
                 headers
             }
@@ -688,13 +718,49 @@ impl Session<'_, '_> {
         match self.legacy {
             Some(legacy) => Ok((legacy.call(method, params).await?, Vec::new())),
             None => {
-                let reply = self
+                let sent_with = self.session_id.current();
+                let mut reply = self
                     .wire
-                    .request(&self.url, self.headers(method), method, params)
+                    .request(&self.url, self.headers(method), method, params.clone())
                     .await?;
+                if self.session_expired(&reply, sent_with.as_deref()) && self.renew(sent_with).await
+                {
+                    reply = self
+                        .wire
+                        .request(&self.url, self.headers(method), method, params)
+                        .await?;
+                }
                 let repeated = reply.repeated_keys.clone();
                 Ok((reply.into_result()?, repeated))
             }
+        }
+    }
+
+    /// A classic server answers 404 to a request carrying a session id it no longer knows
+    /// (the session expired or the server restarted).
+    fn session_expired(&self, reply: &Reply, sent_with: Option<&str>) -> bool {
+        self.era == Era::Classic && sent_with.is_some() && reply.status == 404
+    }
+
+    /// Starts a new session once per probe (`initialize` + `initialized` again). Concurrent
+    /// list calls that saw the same expiry wait for one renewal and then use its id. False
+    /// when the session was already renewed once, or the new handshake failed.
+    async fn renew(&self, expired: Option<String>) -> bool {
+        let mut renewed = self.session_id.renewed.lock().await;
+        if self.session_id.current() != expired {
+            return true;
+        }
+        if *renewed {
+            return false;
+        }
+        *renewed = true;
+        match try_classic(self.wire, &self.url).await {
+            Ok(handshake) if handshake.version == self.version => {
+                tracing::info!(url = %self.url, "classic session expired; re-initialized once");
+                self.session_id.replace(handshake.session_id);
+                true
+            }
+            Ok(_) | Err(_) => false,
         }
     }
 
@@ -752,7 +818,7 @@ impl Session<'_, '_> {
 
     /// Ends a classic session politely; the answer does not matter.
     async fn close(&self) {
-        if self.era == Era::Classic && self.session_id.is_some() {
+        if self.era == Era::Classic && self.session_id.current().is_some() {
             let mut headers = self.headers("");
             headers.remove(exchange::METHOD_HEADER);
             let _ = self.wire.delete(&self.url, headers).await;

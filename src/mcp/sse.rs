@@ -28,6 +28,7 @@ pub struct SseDecoder {
     has_data: bool,
     event: String,
     last_id: Option<String>,
+    retry_ms: Option<u64>,
 }
 
 impl SseDecoder {
@@ -63,6 +64,16 @@ impl SseDecoder {
     /// standard says; nothing is returned.
     pub fn finish(self) {}
 
+    /// The last event id the stream set (what a reconnect sends as `Last-Event-ID`).
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection delay the stream asked for with `retry:`, in milliseconds.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry_ms
+    }
+
     fn end_line(&mut self, events: &mut Vec<SseEvent>) {
         let raw = std::mem::take(&mut self.line);
         let mut text = String::from_utf8_lossy(&raw).into_owned();
@@ -93,6 +104,10 @@ impl SseDecoder {
             }
             "event" => self.event = value.to_string(),
             "id" if !value.contains('\0') => self.last_id = Some(value.to_string()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                // Digits only, as the standard says; an absurd value saturates (the caller caps).
+                self.retry_ms = Some(value.parse().unwrap_or(u64::MAX));
+            }
             _ => {}
         }
     }
@@ -228,6 +243,17 @@ mod tests {
                 ev("message", "3", Some("a")),
             ]
         );
+    }
+
+    #[test]
+    fn keeps_the_resume_point_last_id_and_retry() {
+        let mut decoder = SseDecoder::new();
+        decoder.feed(b"id: e1\nretry: 500\ndata:\n\nretry: 5x\n\nretry:\n\n");
+        assert_eq!(decoder.last_event_id(), Some("e1"));
+        assert_eq!(decoder.retry_ms(), Some(500));
+        decoder.feed(b"retry: 99999999999999999999999\n\n");
+        assert_eq!(decoder.retry_ms(), Some(u64::MAX));
+        assert_eq!(SseDecoder::new().retry_ms(), None);
     }
 
     #[test]

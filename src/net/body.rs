@@ -33,9 +33,16 @@ impl CappedBody {
         }
     }
 
-    /// Bytes received so far.
+    /// Bytes counted against the cap so far.
     pub fn received(&self) -> u64 {
         self.received
+    }
+
+    /// Counts anew from `carried` bytes. For a stream of many messages (an event stream that
+    /// stays open) the caller, who knows where messages end, calls this at each boundary so
+    /// the cap applies to each message rather than to the whole stream.
+    pub fn restart_count(&mut self, carried: u64) {
+        self.received = carried;
     }
 }
 

@@ -307,9 +307,22 @@ pub enum Blocked {
     /// The URL has no host.
     #[error("refused URL without a host")]
     NoHost,
-    /// The host is `localhost` or a name under `.localhost`.
-    #[error("refused host {0}: local-only name")]
+    /// The host is `localhost` or a name under `.localhost`, and the operator override
+    /// (`--allow-private-targets`) is off.
+    #[error(
+        "refused host {0}: local-only name (reachable only with --allow-private-targets or \
+         LEDGER_ALLOW_PRIVATE_TARGETS=1, outside the Apify platform)"
+    )]
     LocalName(String),
+    /// A local-only name resolved to an address that is not loopback: with the override,
+    /// `localhost` and names under `.localhost` must resolve to loopback only.
+    #[error("refused host {host}: a local-only name must resolve to loopback only, not {address}")]
+    LocalNotLoopback {
+        /// The host name that was looked up.
+        host: String,
+        /// The first answer that is not loopback.
+        address: IpAddr,
+    },
     /// The host name ends in a numeric label: it is an address in disguise, not a name.
     #[error("refused host {0}: numeric host name that is not a valid address")]
     NumericName(String),
@@ -323,6 +336,7 @@ impl Blocked {
     pub fn address(&self) -> Option<IpAddr> {
         match self {
             Blocked::Address(refusal) | Blocked::Resolved { refusal, .. } => Some(refusal.address),
+            Blocked::LocalNotLoopback { address, .. } => Some(*address),
             _ => None,
         }
     }
@@ -432,7 +446,7 @@ pub fn check_url(url: &Url, mode: PolicyMode, allowed_hosts: &[String]) -> Resul
     match &host {
         Host::Ipv4(addr) => is_allowed(IpAddr::V4(*addr), mode)?,
         Host::Ipv6(addr) => is_allowed(IpAddr::V6(*addr), mode)?,
-        Host::Domain(name) => check_name(name)?,
+        Host::Domain(name) => check_name(name, mode)?,
     }
     if !allowed_hosts.is_empty() && !allowed_hosts.iter().any(|entry| admits(entry, &host)) {
         return Err(Blocked::NotAllowed(host.to_string()));
@@ -440,13 +454,15 @@ pub fn check_url(url: &Url, mode: PolicyMode, allowed_hosts: &[String]) -> Resul
     Ok(())
 }
 
-/// Refuses host names that are local-only or that are addresses in disguise.
-pub(crate) fn check_name(name: &str) -> Result<(), Blocked> {
+/// Refuses host names that are addresses in disguise, and local-only names unless the
+/// operator override is on (then their answers must all be loopback, see
+/// [`check_local_answers`]).
+pub(crate) fn check_name(name: &str, mode: PolicyMode) -> Result<(), Blocked> {
     let trimmed = normalize_name(name);
     if trimmed.is_empty() {
         return Err(Blocked::NoHost);
     }
-    if trimmed == "localhost" || trimmed.ends_with(".localhost") {
+    if is_local_name(name) && mode != PolicyMode::AllowPrivate {
         return Err(Blocked::LocalName(name.to_string()));
     }
     let last_label = trimmed.rsplit('.').next().unwrap_or_default();
@@ -454,6 +470,37 @@ pub(crate) fn check_name(name: &str) -> Result<(), Blocked> {
         return Err(Blocked::NumericName(name.to_string()));
     }
     Ok(())
+}
+
+/// True for `localhost` and names under `.localhost` (RFC 6761: they are loopback names).
+pub(crate) fn is_local_name(name: &str) -> bool {
+    let trimmed = normalize_name(name);
+    trimmed == "localhost" || trimmed.ends_with(".localhost")
+}
+
+/// A local-only name may be used (with the override) only when every answer is loopback; a
+/// `localhost` that resolves elsewhere is a misconfigured or hostile resolver.
+pub(crate) fn check_local_answers(name: &str, answers: &[IpAddr]) -> Result<(), Blocked> {
+    if !is_local_name(name) {
+        return Ok(());
+    }
+    match answers.iter().find(|addr| !is_loopback(**addr)) {
+        Some(address) => Err(Blocked::LocalNotLoopback {
+            host: name.to_string(),
+            address: *address,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `127.0.0.0/8`, `::1`, and IPv4-mapped forms of the former.
+fn is_loopback(addr: IpAddr) -> bool {
+    match addr {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
 }
 
 /// Lower-case without trailing dots: the form names are compared in.
@@ -808,7 +855,9 @@ mod tests {
                 Verdict::Address("100.100.100.200"),
             ),
             ("http://224.0.0.1/", Verdict::Address("224.0.0.1")),
-            ("http://localhost/", Verdict::Local),
+            // With the override, the name goes to the pinned resolver, which requires loopback.
+            ("http://localhost/", Verdict::Ok),
+            ("http://app.localhost:3000/mcp", Verdict::Ok),
         ];
         for (input, expected) in cases {
             assert_eq!(

@@ -148,7 +148,7 @@ impl PinnedResolver {
 
     /// Resolves `host` and returns its addresses only if every one of them is allowed.
     pub async fn resolve_checked(&self, host: &str) -> Result<Vec<IpAddr>, ResolveError> {
-        policy::check_name(host)?;
+        policy::check_name(host, self.mode)?;
         let addrs = self
             .lookup
             .lookup(host)
@@ -160,6 +160,7 @@ impl PinnedResolver {
         if addrs.is_empty() {
             return Err(ResolveError::NoAddress(host.to_string()));
         }
+        policy::check_local_answers(host, &addrs)?;
         for addr in &addrs {
             if let Err(Blocked::Address(refusal)) = policy::is_allowed(*addr, self.mode) {
                 return Err(ResolveError::Blocked(Blocked::Resolved {
@@ -248,15 +249,40 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn local_names_are_refused_before_lookup() {
-        let table = Arc::new(TableLookup::new().with("localhost", &[ip("8.8.8.8")]));
-        let resolver = PinnedResolver::new(table.clone(), PolicyMode::AllowPrivate);
+    async fn local_names_are_refused_before_lookup_without_the_override() {
+        let table = Arc::new(TableLookup::new().with("localhost", &[ip("127.0.0.1")]));
+        let resolver = PinnedResolver::new(table.clone(), PolicyMode::Public);
         let err = resolver.resolve_checked("localhost").await.unwrap_err();
         assert!(
             matches!(err, ResolveError::Blocked(Blocked::LocalName(_))),
             "{err}"
         );
+        assert!(err.to_string().contains("--allow-private-targets"), "{err}");
         assert_eq!(table.lookups("localhost"), 0);
+    }
+
+    #[tokio::test]
+    async fn with_the_override_local_names_must_resolve_to_loopback_only() {
+        let table = TableLookup::new()
+            .with("localhost", &[ip("127.0.0.1"), ip("::1")])
+            .with("app.localhost.", &[ip("::ffff:127.0.0.2")])
+            .with("evil.localhost", &[ip("127.0.0.1"), ip("10.0.0.5")])
+            .with("far.localhost", &[ip("8.8.8.8")]);
+        let resolver = resolver(table, PolicyMode::AllowPrivate);
+        assert_eq!(
+            resolver.resolve_checked("localhost").await.unwrap(),
+            vec![ip("127.0.0.1"), ip("::1")]
+        );
+        assert!(resolver.resolve_checked("app.localhost.").await.is_ok());
+        for (host, bad) in [("evil.localhost", "10.0.0.5"), ("far.localhost", "8.8.8.8")] {
+            let err = resolver.resolve_checked(host).await.unwrap_err();
+            match err {
+                ResolveError::Blocked(blocked @ Blocked::LocalNotLoopback { .. }) => {
+                    assert_eq!(blocked.address(), Some(ip(bad)), "{host}");
+                }
+                other => panic!("{host}: expected a loopback-only refusal, got {other}"),
+            }
+        }
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::diff::{Change, ChangeClass, Compatibility, Severity};
 use crate::reason::ReasonCode;
 use crate::risk::{self, Capability, Finding, IdentitySignal, Risk, ToolAssessment};
-use crate::surface::{Surface, Tool};
+use crate::surface::{InvalidTool, Surface, Tool};
 use crate::targets::Listing;
 
 /// Whether a server's ledger entry was created, compared, or left alone.
@@ -192,6 +192,13 @@ pub struct ServerRow {
     pub oauth_scopes_supported: Vec<String>,
     /// Number of tools read.
     pub tools_total: Option<usize>,
+    /// Number of `tools` entries left out of the surface because they are not usable tool
+    /// definitions (see `invalid_tools`); `None` when the list was not read.
+    pub invalid_tools_total: Option<usize>,
+    /// Each entry left out: its position, its name when it has one, the reason code and a
+    /// short explanation. Such an entry is not a tool of the surface, so one that becomes
+    /// valid later is a `tool_added`.
+    pub invalid_tools: Vec<InvalidTool>,
     /// Number of resources, when counted.
     pub resources_total: Option<u64>,
     /// Number of prompts, when counted.

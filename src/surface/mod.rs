@@ -13,6 +13,7 @@ pub mod canon;
 pub mod digest;
 pub mod listing;
 pub mod tool;
+pub mod validity;
 
 pub use annotations::EffectiveAnnotations;
 pub use canon::{CanonError, canonicalize};
@@ -59,6 +60,10 @@ pub struct InvalidTool {
     pub name: Option<String>,
     /// What is wrong with the entry.
     pub reason: InvalidToolReason,
+    /// A short explanation (which rule, and where in the definition); empty in records written
+    /// before it existed.
+    #[serde(default)]
+    pub detail: String,
 }
 
 /// What makes a `tools` entry unusable.
@@ -71,6 +76,13 @@ pub enum InvalidToolReason {
     MissingName,
     /// The entry nests deeper than [`canon::MAX_DEPTH`] and has no canonical form.
     TooDeep,
+    /// The `name` is the empty string.
+    EmptyName,
+    /// The `inputSchema` is not a JSON object, or its `type` does not admit an object.
+    InputSchemaNotObject,
+    /// An `x-mcp-header` annotation breaks a rule of the 2026-07-28 schema (empty, not an HTTP
+    /// token, repeated, on a non-primitive or `number` parameter, or not reachable).
+    InvalidHeader,
 }
 
 /// The declared surface of one server as read in one run.
@@ -101,16 +113,7 @@ impl Surface {
         let mut invalid = Vec::new();
         for (index, raw) in tools.into_iter().enumerate() {
             let name = raw.get("name").and_then(Value::as_str).map(str::to_owned);
-            let reason = if !raw.is_object() {
-                Some(InvalidToolReason::NotAnObject)
-            } else if name.is_none() {
-                Some(InvalidToolReason::MissingName)
-            } else if canon::check_depth(&raw).is_err() {
-                Some(InvalidToolReason::TooDeep)
-            } else {
-                None
-            };
-            match (reason, name) {
+            match (entry_problem(&raw, name.as_deref()), name) {
                 (None, Some(name)) => {
                     if seen.insert(name.clone()) {
                         kept.push(Tool { name, raw });
@@ -118,11 +121,18 @@ impl Surface {
                         duplicates.push(name);
                     }
                 }
-                (reason, name) => invalid.push(InvalidTool {
-                    index,
-                    name,
-                    reason: reason.unwrap_or(InvalidToolReason::MissingName),
-                }),
+                (problem, name) => {
+                    let (reason, detail) = problem.unwrap_or((
+                        InvalidToolReason::MissingName,
+                        "the entry has no string name".into(),
+                    ));
+                    invalid.push(InvalidTool {
+                        index,
+                        name,
+                        reason,
+                        detail,
+                    });
+                }
             }
         }
         kept.sort_by(|a, b| canon::cmp_utf16(&a.name, &b.name));
@@ -169,6 +179,26 @@ impl Surface {
             .ok()
             .map(|i| &self.tools[i])
     }
+}
+
+/// Why a `tools` entry is not a usable tool, or `None` when it is.
+fn entry_problem(raw: &Value, name: Option<&str>) -> Option<(InvalidToolReason, String)> {
+    let Some(object) = raw.as_object() else {
+        return Some((
+            InvalidToolReason::NotAnObject,
+            "the entry is not a JSON object".into(),
+        ));
+    };
+    let Some(name) = name else {
+        return Some((
+            InvalidToolReason::MissingName,
+            "the entry has no string name".into(),
+        ));
+    };
+    if let Err(error) = canon::check_depth(raw) {
+        return Some((InvalidToolReason::TooDeep, error.to_string()));
+    }
+    validity::problem(object, name)
 }
 
 #[cfg(test)]

@@ -482,6 +482,8 @@ pub fn readable_row(
         "oauth_authorization_servers": [],
         "oauth_scopes_supported": [],
         "tools_total": tools.len(),
+        "invalid_tools_total": 0,
+        "invalid_tools": [],
         "resources_total": null,
         "prompts_total": null,
         "digest_changed": previous_digest.as_ref().is_some_and(|p| *p != digest),

@@ -15,6 +15,7 @@ pub mod process;
 pub mod python;
 pub mod rmcp_peer;
 pub mod surface;
+pub mod transport_faults;
 
 use std::time::Duration;
 
