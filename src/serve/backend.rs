@@ -4,8 +4,6 @@
 //! Writes are refused here rather than merely never called, so a mistake in a handler cannot
 //! change a ledger: the server only ever reads records.
 
-use std::future::Future;
-
 use crate::platform::{ApifyStorage, Item, LocalStorage, Record, Storage, StorageError, Store};
 
 /// A read-only view of one storage backend.
@@ -13,7 +11,7 @@ pub enum Backend {
     /// The Apify local storage layout on disk.
     Local(LocalStorage),
     /// The Apify REST API (on the platform).
-    Apify(ApifyStorage),
+    Apify(Box<ApifyStorage>),
 }
 
 fn refused(what: &str) -> StorageError {
@@ -25,16 +23,10 @@ fn refused(what: &str) -> StorageError {
 }
 
 impl Storage for Backend {
-    fn get_record(
-        &self,
-        store: Store,
-        key: &str,
-    ) -> impl Future<Output = Result<Option<Record>, StorageError>> + Send {
-        async move {
-            match self {
-                Backend::Local(storage) => storage.get_record(store, key).await,
-                Backend::Apify(storage) => storage.get_record(store, key).await,
-            }
+    async fn get_record(&self, store: Store, key: &str) -> Result<Option<Record>, StorageError> {
+        match self {
+            Backend::Local(storage) => storage.get_record(store, key).await,
+            Backend::Apify(storage) => storage.get_record(store, key).await,
         }
     }
 

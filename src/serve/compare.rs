@@ -99,7 +99,10 @@ mod tests {
         let expected = changes::between(&old.surface, &new.surface).changes;
         assert_eq!(view.changes_total, expected.len());
         assert!(!expected.is_empty());
-        assert_eq!(view.changes[0]["change_class"], json!(expected[0].change_class));
+        assert_eq!(
+            view.changes[0]["change_class"],
+            json!(expected[0].change_class)
+        );
         assert_eq!(view.after, "after");
         assert!(view.gate_tripped);
     }

@@ -183,16 +183,20 @@ fn env_port(name: &str) -> Option<u16> {
 
 fn open_backend(env: &PlatformEnv, storage_dir: Option<PathBuf>) -> Result<Backend, String> {
     if env.is_at_home {
-        let api = ApiClient::new(env)
-            .map_err(|e| format!("cannot set up the Apify API client: {e}"))?;
+        let api =
+            ApiClient::new(env).map_err(|e| format!("cannot set up the Apify API client: {e}"))?;
         return ApifyStorage::with_client(env, api)
-            .map(Backend::Apify)
+            .map(|storage| Backend::Apify(Box::new(storage)))
             .map_err(|e| format!("cannot use the Apify storage: {e}"));
     }
     let root = storage_dir.unwrap_or_else(|| env.local_storage_dir.clone());
-    LocalStorage::open(&root)
-        .map(Backend::Local)
-        .map_err(|e| format!("cannot open the local storage under {}: {e}", root.display()))
+    if !root.is_dir() {
+        tracing::warn!(
+            "no local storage under {} yet: every ledger is missing until a run writes one",
+            root.display()
+        );
+    }
+    Ok(Backend::Local(LocalStorage::open_existing(root)))
 }
 
 #[cfg(test)]
