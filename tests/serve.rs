@@ -591,3 +591,12 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The Actor package declares Standby mode and the MCP path the server mounts.
+#[test]
+fn the_actor_package_declares_standby_and_the_mcp_path() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".actor/actor.json");
+    let actor: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(actor["usesStandbyMode"], true);
+    assert_eq!(actor["webServerMcpPath"], serve::MCP_PATH);
+}
