@@ -280,15 +280,59 @@ async fn every_malformed_request_gets_a_json_error() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"], "method_not_allowed");
 
-    let oversized_mcp = client
-        .post(format!("{}/mcp", fx.base))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(vec![b' '; serve::MAX_BODY_BYTES + 1])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(oversized_mcp.status().as_u16(), 413);
+    // The MCP transport's own refusals are JSON-RPC errors too, with their status kept.
+    let mcp = format!("{}/mcp", fx.base);
+    let accept = "application/json, text/event-stream";
+    let refusals = [
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .body("{oops"),
+            415,
+        ),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "text/plain")
+                .header("accept", accept)
+                .body("{}"),
+            415,
+        ),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            406,
+        ),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .header("host", "evil.example")
+                .body("{}"),
+            403,
+        ),
+        (client.get(&mcp), 405),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .body(vec![b' '; serve::MAX_BODY_BYTES + 1]),
+            413,
+        ),
+    ];
+    for (request, status) in refusals {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status);
+        let body: Value = response.json().await.expect("a JSON-RPC error body");
+        assert!(body["error"]["code"].is_i64(), "{status}: {body}");
+        assert!(body["error"]["message"].is_string(), "{status}: {body}");
+    }
 
     // Still serving after all of that.
     let (status, _) = get(&client, &format!("{}/ledgers/DEFAULT/servers", fx.base)).await;

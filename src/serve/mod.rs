@@ -11,6 +11,7 @@
 //! - [`api`]: the HTTP routes and their JSON errors.
 //! - [`tools`]: the MCP tools (`rmcp`, Streamable HTTP, stateless).
 //! - [`error`]: why a request could not be answered, as a status and a stable code.
+//! - [`guard`]: JSON answers for requests the MCP transport refuses, and for handler panics.
 //!
 //! Invariants: it only reads the store (no record is ever written) and it never contacts a
 //! target or any URL named in a request; request bodies are capped at [`MAX_BODY_BYTES`].
@@ -19,6 +20,7 @@ pub mod api;
 pub mod backend;
 pub mod compare;
 pub mod error;
+pub mod guard;
 pub mod store;
 pub mod tools;
 
@@ -31,6 +33,7 @@ use axum::extract::DefaultBodyLimit;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::platform::{ApiClient, ApifyStorage, LocalStorage, PlatformEnv};
 use crate::run::EXIT_RUNTIME;
@@ -87,9 +90,13 @@ pub fn app(backend: Backend, host_check: HostCheck) -> Router {
         Arc::new(NeverSessionManager::default()),
         config,
     );
+    let mcp = Router::new()
+        .fallback_service(mcp)
+        .layer(axum::middleware::from_fn(guard::json_rpc_errors));
     api::routes(reader)
-        .nest_service(MCP_PATH, mcp)
+        .nest(MCP_PATH, mcp)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(guard::panic_answer))
 }
 
 /// Serves `app` on `listener` until Ctrl-C or SIGTERM.
