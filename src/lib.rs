@@ -24,6 +24,7 @@
 //! - [`insight`]: per-surface insight cached across runs, so an unchanged surface is not
 //!   assessed again.
 //! - [`reason`]: the reason codes, mapped from every error in one place.
+//! - [`serve`]: the read-only HTTP API and MCP endpoint over the ledger (`serve`, Standby mode).
 //! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
 pub mod actor;
@@ -42,6 +43,7 @@ pub mod registry;
 pub mod report;
 pub mod risk;
 pub mod run;
+pub mod serve;
 pub mod surface;
 pub mod sweep;
 pub mod targets;

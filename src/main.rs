@@ -14,6 +14,7 @@ use mcp_surface_ledger::cli::{Format, ProbeSettings, snapshot};
 use mcp_surface_ledger::gate::FailOn;
 use mcp_surface_ledger::mcp::Era;
 use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME};
+use mcp_surface_ledger::serve::{self, ServeArgs};
 
 /// Watches remote MCP servers and records every change of their declared surface.
 ///
@@ -24,6 +25,8 @@ use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME};
 ///
 /// `snapshot URL` prints one server's normalized surface as JSON; `diff BEFORE AFTER` prints
 /// the change rows between two snapshots, tools/list files, standard input (`-`) or URLs.
+/// `serve` answers questions about the ledger over HTTP (JSON API and an MCP endpoint at
+/// `/mcp`), read-only; an Actor started in Standby mode on the platform does the same.
 ///
 /// Exit codes: 0 ok, 1 the gate (`fail_on`, `--fail-on`) tripped, 2 bad input, 3 runtime failure.
 #[derive(Debug, Parser)]
@@ -75,6 +78,20 @@ enum Command {
         /// medium, any or never. The output is printed first.
         #[arg(long, value_name = "LEVEL", default_value = "never")]
         fail_on: FailOn,
+    },
+    /// Serve the ledger read-only over HTTP: a JSON API (`GET /ledgers/{name}/servers`, ...,
+    /// `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
+    Serve {
+        /// Port to listen on [default: $ACTOR_STANDBY_PORT, else 4321]; 0 picks a free port.
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+        /// Address to listen on [default: 127.0.0.1; 0.0.0.0 on the Apify platform].
+        #[arg(long, value_name = "ADDR")]
+        host: Option<std::net::IpAddr>,
+        /// Root of the local Apify storage layout [default: $CRAWLEE_STORAGE_DIR,
+        /// $APIFY_LOCAL_STORAGE_DIR or ./storage].
+        #[arg(long, value_name = "DIR")]
+        storage_dir: Option<PathBuf>,
     },
 }
 
@@ -133,7 +150,19 @@ fn main() -> ExitCode {
         force_era: cli.force_era,
     };
     match cli.command {
+        None if serve::is_standby_start(|name| std::env::var(name).ok()) => {
+            serve_command(ServeArgs::default())
+        }
         None => actor_mode(cli.input, cli.storage_dir, settings),
+        Some(Command::Serve {
+            port,
+            host,
+            storage_dir,
+        }) => serve_command(ServeArgs {
+            port,
+            host,
+            storage_dir,
+        }),
         Some(Command::Snapshot { url }) => snapshot_command(&url, settings),
         Some(Command::Diff {
             before,
@@ -170,6 +199,13 @@ fn actor_mode(
     };
     match runtime() {
         Ok(runtime) => exit(runtime.block_on(run_actor(args))),
+        Err(code) => code,
+    }
+}
+
+fn serve_command(args: ServeArgs) -> ExitCode {
+    match runtime() {
+        Ok(runtime) => exit(runtime.block_on(serve::run(args))),
         Err(code) => code,
     }
 }

@@ -40,6 +40,16 @@ impl LocalStorage {
         })
     }
 
+    /// Opens the layout under `root` for reading, touching nothing: the dataset is kept and no
+    /// folder is created (the read-only ledger server uses this; a missing folder simply has
+    /// no records).
+    pub fn open_existing(root: impl Into<PathBuf>) -> Self {
+        LocalStorage {
+            root: root.into(),
+            next_item: AtomicU64::new(1),
+        }
+    }
+
     /// The storage root, e.g. `./storage`.
     pub fn root(&self) -> &Path {
         &self.root

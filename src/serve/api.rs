@@ -1,0 +1,156 @@
+//! The read-only HTTP JSON API: routes, parameter parsing and JSON errors.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /` | what is served (or the platform's readiness probe) |
+//! | `GET /ledgers/{name}/servers` | the watched servers |
+//! | `GET /ledgers/{name}/servers/{url}/changes?since=RFC3339` | a server's remembered changes |
+//! | `GET /ledgers/{name}/servers/{url}/surface` | a server's stored surface |
+//! | `POST /diff` | the `diff` rows between two documents |
+//!
+//! `{url}` is the server URL percent-encoded as one path segment. Every failure, including a
+//! malformed path, query or body, an oversized body, an unknown route or method, is a JSON
+//! body `{"error": code, "message": text}` with a matching status.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::backend::Backend;
+use super::compare::{self, DiffRequest};
+use super::error::ServeError;
+use super::store::LedgerReader;
+use super::{MAX_BODY_BYTES, READINESS_HEADER};
+
+/// The shared state of every route.
+pub type Reader = Arc<LedgerReader<Backend>>;
+
+/// The API routes (without `/mcp`), with JSON answers for unknown routes and methods.
+pub fn routes(reader: Reader) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/ledgers/{name}/servers", get(servers))
+        .route("/ledgers/{name}/servers/{server}/changes", get(changes))
+        .route("/ledgers/{name}/servers/{server}/surface", get(surface))
+        .route("/diff", post(diff))
+        .fallback(no_route)
+        .method_not_allowed_fallback(bad_method)
+        .with_state(reader)
+}
+
+/// `GET /`: the readiness probe gets a short 200; anyone else a description of the routes.
+async fn index(headers: HeaderMap) -> Response {
+    if headers.contains_key(READINESS_HEADER) {
+        return (StatusCode::OK, "ready").into_response();
+    }
+    Json(json!({
+        "name": env!("CARGO_PKG_NAME"),
+        "version": env!("CARGO_PKG_VERSION"),
+        "read_only": true,
+        "routes": {
+            "GET /ledgers/{name}/servers": "the watched servers of a ledger",
+            "GET /ledgers/{name}/servers/{url-encoded server URL}/changes?since=RFC3339": "a server's remembered changes",
+            "GET /ledgers/{name}/servers/{url-encoded server URL}/surface": "a server's stored surface",
+            "POST /diff": "{\"before\": doc, \"after\": doc} -> the rows of the diff subcommand",
+            "POST /mcp": "MCP endpoint (Streamable HTTP, stateless)",
+        },
+    }))
+    .into_response()
+}
+
+async fn servers(
+    State(reader): State<Reader>,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Response, ServeError> {
+    let Path(name) = name.map_err(bad_path)?;
+    Ok(Json(reader.servers(&name).await?).into_response())
+}
+
+/// The query of the changes route.
+#[derive(Debug, Deserialize)]
+struct ChangesQuery {
+    since: Option<String>,
+}
+
+async fn changes(
+    State(reader): State<Reader>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    query: Result<Query<ChangesQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ServeError> {
+    let Path((name, server)) = path.map_err(bad_path)?;
+    let Query(query) = query.map_err(|e| ServeError::BadRequest(e.body_text()))?;
+    let since = query.since.as_deref().map(parse_since).transpose()?;
+    Ok(Json(reader.changes(&name, &server, since).await?).into_response())
+}
+
+async fn surface(
+    State(reader): State<Reader>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Response, ServeError> {
+    let Path((name, server)) = path.map_err(bad_path)?;
+    Ok(Json(reader.surface(&name, &server).await?).into_response())
+}
+
+async fn diff(body: Result<Bytes, BytesRejection>) -> Result<Response, ServeError> {
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ServeError::TooLarge(MAX_BODY_BYTES)
+        } else {
+            ServeError::BadRequest(rejection.body_text())
+        }
+    })?;
+    let request: DiffRequest = serde_json::from_slice(&body).map_err(|e| {
+        ServeError::BadRequest(format!(
+            "the body must be a JSON object {{\"before\": ..., \"after\": ...}}: {e}"
+        ))
+    })?;
+    Ok(Json(compare::diff(request)?).into_response())
+}
+
+async fn no_route(uri: Uri) -> ServeError {
+    ServeError::NoRoute(uri.path().to_string())
+}
+
+async fn bad_method(method: Method) -> ServeError {
+    ServeError::BadMethod(method.to_string())
+}
+
+fn bad_path(rejection: PathRejection) -> ServeError {
+    ServeError::BadRequest(rejection.body_text())
+}
+
+/// Parses `since` as RFC 3339. A `+` offset decoded from the query as a space is accepted.
+pub fn parse_since(text: &str) -> Result<DateTime<Utc>, ServeError> {
+    DateTime::parse_from_rfc3339(text)
+        .or_else(|e| DateTime::parse_from_rfc3339(&text.replace(' ', "+")).map_err(|_| e))
+        .map(|time| time.with_timezone(&Utc))
+        .map_err(|e| {
+            ServeError::BadRequest(format!(
+                "since {text:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z: {e}"
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_accepts_rfc3339_and_refuses_the_rest() {
+        let utc = parse_since("2026-01-31T12:00:00Z").unwrap();
+        assert_eq!(parse_since("2026-01-31T13:00:00+01:00").unwrap(), utc);
+        assert_eq!(parse_since("2026-01-31T13:00:00 01:00").unwrap(), utc);
+        for bad in ["yesterday", "2026-01-31", ""] {
+            assert_eq!(parse_since(bad).unwrap_err().code(), "bad_request", "{bad}");
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Why a question to the server could not be answered, and how each reason is reported: an
+//! HTTP status and a stable `error` code in a JSON body (HTTP API), or a tool error (MCP).
+//!
+//! These codes describe requests, not servers, so they are not [`crate::reason::ReasonCode`]s
+//! (those name why a server row ended as it did).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// A request the server cannot answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServeError {
+    /// The ledger name is not a valid ledger record key.
+    #[error(
+        "ledger name {0:?} is not valid: 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( ), not starting with \"surface-\" or \"insight.\""
+    )]
+    BadLedgerName(String),
+    /// No ledger record has this name.
+    #[error("no ledger named {0:?} in store mcp-tool-surface-ledger")]
+    NoLedger(String),
+    /// The ledger does not watch this server.
+    #[error("ledger {ledger_name:?} has no server {server_url:?}")]
+    NoServer {
+        /// The ledger asked.
+        ledger_name: String,
+        /// The server asked for.
+        server_url: String,
+    },
+    /// The server has no readable stored surface (it was never read, or demanded auth).
+    #[error("server {0:?} has no stored surface yet")]
+    NoSurface(String),
+    /// The ledger or one of its surface records is not readable by this build.
+    #[error("{0}")]
+    LedgerUnreadable(String),
+    /// The store could not be read.
+    #[error("cannot read the ledger store: {0}")]
+    Storage(String),
+    /// The request itself is malformed (bad JSON, bad parameter, unusable document).
+    #[error("{0}")]
+    BadRequest(String),
+    /// The request body is larger than [`super::MAX_BODY_BYTES`].
+    #[error("the request body is larger than {0} bytes")]
+    TooLarge(usize),
+    /// The method is not served at this path.
+    #[error("method {0} is not served at this path; see GET / for the routes")]
+    BadMethod(String),
+    /// Nothing is served at this path.
+    #[error("nothing is served at {0}; see GET / for the routes")]
+    NoRoute(String),
+}
+
+impl ServeError {
+    /// The stable code of this error, as the `error` member of a JSON error body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ServeError::BadLedgerName(_) => "bad_ledger_name",
+            ServeError::NoLedger(_) => "ledger_not_found",
+            ServeError::NoServer { .. } => "server_not_found",
+            ServeError::NoSurface(_) => "surface_not_found",
+            ServeError::LedgerUnreadable(_) => "ledger_unreadable",
+            ServeError::Storage(_) => "storage_error",
+            ServeError::BadRequest(_) => "bad_request",
+            ServeError::TooLarge(_) => "request_too_large",
+            ServeError::BadMethod(_) => "method_not_allowed",
+            ServeError::NoRoute(_) => "not_found",
+        }
+    }
+
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ServeError::BadLedgerName(_) | ServeError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ServeError::NoLedger(_)
+            | ServeError::NoServer { .. }
+            | ServeError::NoSurface(_)
+            | ServeError::NoRoute(_) => StatusCode::NOT_FOUND,
+            ServeError::LedgerUnreadable(_) => StatusCode::CONFLICT,
+            ServeError::Storage(_) => StatusCode::BAD_GATEWAY,
+            ServeError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ServeError::BadMethod(_) => StatusCode::METHOD_NOT_ALLOWED,
+        }
+    }
+}
+
+impl IntoResponse for ServeError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": self.code(), "message": self.to_string()});
+        (self.status(), axum::Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_mistakes_are_4xx_and_store_failures_are_not() {
+        let table = [
+            (ServeError::BadRequest("x".into()), 400),
+            (ServeError::NoLedger("x".into()), 404),
+            (ServeError::NoRoute("/x".into()), 404),
+            (ServeError::LedgerUnreadable("x".into()), 409),
+            (ServeError::Storage("x".into()), 502),
+        ];
+        for (error, status) in table {
+            assert_eq!(error.status().as_u16(), status, "{error:?}");
+            assert!(!error.code().is_empty());
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The last line of defence: every answer is JSON, even when the request never reached a
+//! handler, and a panic in a handler becomes a JSON 500 instead of a dropped connection.
+//!
+//! The MCP transport (`rmcp`) refuses some malformed requests itself (wrong content type,
+//! unparseable body, missing `Accept`, foreign `Host`) with a plain-text body; this layer turns
+//! those bodies into JSON-RPC error objects, keeping the status. Answers that already are JSON
+//! or a stream pass untouched.
+
+use std::any::Any;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// How much of a plain-text error body is kept as the message.
+const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// JSON-RPC "Parse error".
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC "Invalid Request".
+const INVALID_REQUEST: i64 = -32600;
+
+/// Middleware for `/mcp`: rewrites a non-JSON error answer as a JSON-RPC error object.
+pub async fn json_rpc_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(&response) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = to_bytes(body, MAX_MESSAGE_BYTES)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text
+    };
+    let code = if message.contains("deserialize") {
+        PARSE_ERROR
+    } else {
+        INVALID_REQUEST
+    };
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    let mut rewritten = Response::from_parts(parts, Body::from(body.to_string()));
+    let headers = rewritten.headers_mut();
+    headers.remove(header::CONTENT_LENGTH);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    rewritten
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            value.starts_with("application/json") || value.starts_with("text/event-stream")
+        })
+}
+
+/// The answer to a request whose handler panicked (used by the catch-panic layer).
+pub fn panic_answer(_panic: Box<dyn Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked; answered 500");
+    let body =
+        json!({"error": "internal_error", "message": "the server failed to answer this request"});
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[tokio::test]
+    async fn a_panic_is_answered_with_a_json_500() {
+        let response = panic_answer(Box::new("boom"));
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let bytes = to_bytes(response.into_body(), 1024).await.unwrap();
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["error"], "internal_error");
+    }
+}

@@ -1,0 +1,222 @@
+//! Ask the ledger: a long-lived, read-only HTTP server over the ledger store, for dashboards
+//! (a JSON API) and agents (an MCP endpoint at `/mcp`).
+//!
+//! `mcp-surface-ledger serve` runs it locally; on the Apify platform the Actor runs it in
+//! Standby mode on `ACTOR_STANDBY_PORT`, and the platform's readiness probe gets its answer on
+//! `GET /`.
+//!
+//! - [`backend`]: the storage read (local layout or Apify API), with every write refused.
+//! - [`store`]: reading ledgers through [`crate::ledger`]: servers, history, stored surface.
+//! - [`compare`]: the `diff` rows between two documents sent by the caller.
+//! - [`api`]: the HTTP routes and their JSON errors.
+//! - [`tools`]: the MCP tools (`rmcp`, Streamable HTTP, stateless).
+//! - [`error`]: why a request could not be answered, as a status and a stable code.
+//! - [`guard`]: JSON answers for requests the MCP transport refuses, and for handler panics.
+//!
+//! Invariants: it only reads the store (no record is ever written) and it never contacts a
+//! target or any URL named in a request; request bodies are capped at [`MAX_BODY_BYTES`].
+
+pub mod api;
+pub mod backend;
+pub mod compare;
+pub mod error;
+pub mod guard;
+pub mod store;
+pub mod tools;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::platform::{ApiClient, ApifyStorage, LocalStorage, PlatformEnv};
+use crate::run::EXIT_RUNTIME;
+use backend::Backend;
+use store::LedgerReader;
+use tools::LedgerTools;
+
+/// The largest request body accepted (1 MiB), on every route including `/mcp`.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The header the Apify platform's readiness probe sends on `GET /` in Standby mode.
+pub const READINESS_HEADER: &str = "x-apify-container-server-readiness-probe";
+
+/// Where the MCP endpoint is mounted (also `webServerMcpPath` in `.actor/actor.json`).
+pub const MCP_PATH: &str = "/mcp";
+
+/// The port used when neither `--port` nor `ACTOR_STANDBY_PORT` is given.
+pub const DEFAULT_PORT: u16 = 4321;
+
+/// How the server is started.
+#[derive(Debug, Clone, Default)]
+pub struct ServeArgs {
+    /// The port; `None` = `ACTOR_STANDBY_PORT`, then [`DEFAULT_PORT`]. `0` picks a free one.
+    pub port: Option<u16>,
+    /// The address to listen on; `None` = all interfaces on the platform, loopback elsewhere.
+    pub host: Option<IpAddr>,
+    /// Local storage root, overriding the environment (ignored on the platform).
+    pub storage_dir: Option<PathBuf>,
+}
+
+/// Which requests the MCP endpoint accepts by `Host` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostCheck {
+    /// Only loopback names (a local server: guards against DNS rebinding).
+    Loopback,
+    /// Any host (behind the platform's proxy, which sets its own host name).
+    Any,
+}
+
+/// The whole application: the JSON API and the MCP endpoint over one backend.
+pub fn app(backend: Backend, host_check: HostCheck) -> Router {
+    let reader = Arc::new(LedgerReader::new(backend));
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(MAX_BODY_BYTES);
+    if host_check == HostCheck::Any {
+        config = config.disable_allowed_hosts();
+    }
+    let tools = LedgerTools::new(reader.clone());
+    let mcp = StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let mcp = Router::new()
+        .fallback_service(mcp)
+        .layer(axum::middleware::from_fn(guard::json_rpc_errors));
+    api::routes(reader)
+        .nest(MCP_PATH, mcp)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(guard::panic_answer))
+}
+
+/// Serves `app` on `listener` until Ctrl-C or SIGTERM.
+pub async fn serve_on(listener: TcpListener, app: Router) -> std::io::Result<()> {
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
+
+/// Whether the Actor was started in Standby mode (the platform says so in `APIFY_META_ORIGIN`).
+pub fn is_standby_start(lookup: impl Fn(&str) -> Option<String>) -> bool {
+    lookup("APIFY_META_ORIGIN").is_some_and(|origin| origin.eq_ignore_ascii_case("STANDBY"))
+}
+
+/// Runs the server until it is stopped and returns the process exit code.
+pub async fn run(args: ServeArgs) -> i32 {
+    let env = match PlatformEnv::from_env() {
+        Ok(env) => env,
+        Err(error) => {
+            tracing::error!("{error}");
+            return EXIT_RUNTIME;
+        }
+    };
+    let backend = match open_backend(&env, args.storage_dir) {
+        Ok(backend) => backend,
+        Err(message) => {
+            tracing::error!("{message}");
+            return EXIT_RUNTIME;
+        }
+    };
+    let port = args
+        .port
+        .or_else(|| env_port("ACTOR_STANDBY_PORT"))
+        .unwrap_or(DEFAULT_PORT);
+    let default_host = if env.is_at_home {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    };
+    let host = args.host.unwrap_or(default_host);
+    let host_check = if host.is_loopback() {
+        HostCheck::Loopback
+    } else {
+        HostCheck::Any
+    };
+    let listener = match TcpListener::bind(SocketAddr::new(host, port)).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::error!("cannot listen on {host}:{port}: {error}");
+            return EXIT_RUNTIME;
+        }
+    };
+    if let Ok(address) = listener.local_addr() {
+        tracing::info!("serving the ledger read-only on http://{address} (MCP at {MCP_PATH})");
+    }
+    match serve_on(listener, app(backend, host_check)).await {
+        Ok(()) => 0,
+        Err(error) => {
+            tracing::error!("the server stopped: {error}");
+            EXIT_RUNTIME
+        }
+    }
+}
+
+fn env_port(name: &str) -> Option<u16> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+fn open_backend(env: &PlatformEnv, storage_dir: Option<PathBuf>) -> Result<Backend, String> {
+    if env.is_at_home {
+        let api =
+            ApiClient::new(env).map_err(|e| format!("cannot set up the Apify API client: {e}"))?;
+        return ApifyStorage::with_client(env, api)
+            .map(|storage| Backend::Apify(Box::new(storage)))
+            .map_err(|e| format!("cannot use the Apify storage: {e}"));
+    }
+    let root = storage_dir.unwrap_or_else(|| env.local_storage_dir.clone());
+    if !root.is_dir() {
+        tracing::warn!(
+            "no local storage under {} yet: every ledger is missing until a run writes one",
+            root.display()
+        );
+    }
+    Ok(Backend::Local(LocalStorage::open_existing(root)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standby_is_read_from_the_meta_origin() {
+        let with = |value: &'static str| {
+            move |name: &str| (name == "APIFY_META_ORIGIN").then(|| value.to_string())
+        };
+        assert!(is_standby_start(with("STANDBY")));
+        assert!(!is_standby_start(with("API")));
+        assert!(!is_standby_start(|_| None));
+    }
+}

@@ -1,0 +1,327 @@
+//! Reading ledgers for the server: the index, a server's history and its stored surface, as
+//! the views the HTTP API and the MCP tools answer with.
+//!
+//! Everything here only reads the ledger store, through [`crate::ledger`] (the format) and a
+//! [`Storage`] backend (where the records are). Nothing is written and no target is contacted.
+//! Server risk comes from the run's insight cache when it holds the surface, otherwise it is
+//! computed from the stored surface; either way it is remembered per surface key, which names
+//! the content, so a remembered risk never goes stale.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::ServeError;
+use crate::input::is_valid_record_key;
+use crate::insight::InsightCache;
+use crate::ledger::{self, Entry, HistoryItem, Ledger, MAX_HISTORY};
+use crate::platform::{Storage, Store};
+use crate::report::summarize_tools;
+use crate::risk::Risk;
+use crate::surface::Surface;
+
+/// How many surface risks are remembered before the memory starts over.
+const MAX_REMEMBERED_RISKS: usize = 4096;
+
+/// One watched server, as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerView {
+    /// The server's URL (its key in the ledger).
+    pub server_url: String,
+    /// `serverInfo.name` of the last readable surface.
+    pub server_name: Option<String>,
+    /// `serverInfo.title` of the last readable surface.
+    pub server_title: Option<String>,
+    /// `serverInfo.version` of the last readable surface.
+    pub server_version: Option<String>,
+    /// The negotiated protocol revision.
+    pub protocol_version: Option<String>,
+    /// The transport that worked last time.
+    pub transport: Option<String>,
+    /// Digest of the last readable tool surface.
+    pub tool_digest: Option<String>,
+    /// Number of tools in the last readable surface.
+    pub tools_total: usize,
+    /// The highest risk of any stored tool: `low`, `medium` or `high` (absent without a
+    /// readable stored surface).
+    pub risk: Option<String>,
+    /// When the server was first read.
+    pub first_seen: DateTime<Utc>,
+    /// When the server was last read.
+    pub last_seen: DateTime<Utc>,
+    /// When a change was last recorded.
+    pub last_changed: Option<DateTime<Utc>>,
+    /// The most recent recorded change.
+    pub last_change: Option<ChangeView>,
+}
+
+/// One remembered change of a server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangeView {
+    /// When the change was observed.
+    pub observed_at: DateTime<Utc>,
+    /// Its change class (e.g. `tool_added`).
+    pub change_class: String,
+    /// The tool concerned, if any.
+    pub tool_name: Option<String>,
+    /// The field that changed.
+    pub field: String,
+    /// Its severity (`low`, `medium`, `high`, `breaking`).
+    pub severity: String,
+}
+
+/// The servers of one ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServersView {
+    /// The ledger read.
+    pub ledger_name: String,
+    /// When the ledger was last written.
+    pub updated_at: DateTime<Utc>,
+    /// Number of servers.
+    pub servers_total: usize,
+    /// The watched servers, by URL.
+    pub servers: Vec<ServerView>,
+}
+
+/// The remembered history of one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangesView {
+    /// The ledger read.
+    pub ledger_name: String,
+    /// The server.
+    pub server_url: String,
+    /// Only changes observed at or after this instant, when asked.
+    pub since: Option<DateTime<Utc>>,
+    /// How many changes the ledger keeps per server (older ones are gone).
+    pub history_limit: usize,
+    /// Number of changes returned.
+    pub changes_total: usize,
+    /// The changes, oldest first.
+    pub changes: Vec<ChangeView>,
+}
+
+/// The stored surface of one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SurfaceView {
+    /// The ledger read.
+    pub ledger_name: String,
+    /// The server.
+    pub server_url: String,
+    /// Digest of the stored tool surface.
+    pub tool_digest: Option<String>,
+    /// The record holding the surface.
+    pub surface_key: Option<String>,
+    /// Server identity at the time (`name`, `title`, `version`, `protocol_version`,
+    /// `instructions`).
+    pub identity: Value,
+    /// The highest risk of any tool.
+    pub risk: String,
+    /// Number of tools.
+    pub tools_total: usize,
+    /// The tool objects exactly as served.
+    pub tools: Vec<Value>,
+}
+
+/// Reads ledgers from one storage backend.
+pub struct LedgerReader<S> {
+    storage: S,
+    risks: Mutex<HashMap<String, Risk>>,
+}
+
+impl<S: Storage> LedgerReader<S> {
+    /// A reader over `storage`.
+    pub fn new(storage: S) -> Self {
+        LedgerReader {
+            storage,
+            risks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The watched servers of `ledger_name`.
+    pub async fn servers(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
+        let ledger = self.ledger(ledger_name).await?;
+        let mut insight = None;
+        let mut servers = Vec::with_capacity(ledger.servers.len());
+        for entry in ledger.servers.values() {
+            let risk = self.risk_of(ledger_name, entry, &mut insight).await;
+            servers.push(server_view(entry, risk));
+        }
+        Ok(ServersView {
+            ledger_name: ledger.ledger_name,
+            updated_at: ledger.updated_at,
+            servers_total: servers.len(),
+            servers,
+        })
+    }
+
+    /// The remembered changes of one server, optionally only those at or after `since`.
+    pub async fn changes(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<ChangesView, ServeError> {
+        let ledger = self.ledger(ledger_name).await?;
+        let entry = find_entry(&ledger, server_url)?;
+        let changes: Vec<ChangeView> = entry
+            .history
+            .iter()
+            .filter(|item| since.is_none_or(|since| item.observed_at >= since))
+            .map(change_view)
+            .collect();
+        Ok(ChangesView {
+            ledger_name: ledger.ledger_name.clone(),
+            server_url: entry.server_url.clone(),
+            since,
+            history_limit: MAX_HISTORY,
+            changes_total: changes.len(),
+            changes,
+        })
+    }
+
+    /// The stored surface of one server.
+    pub async fn surface(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<SurfaceView, ServeError> {
+        let ledger = self.ledger(ledger_name).await?;
+        let entry = find_entry(&ledger, server_url)?;
+        let surface = self
+            .stored_surface(entry)
+            .await?
+            .ok_or_else(|| ServeError::NoSurface(entry.server_url.clone()))?;
+        let risk = summarize_tools(&surface).1;
+        self.remember(entry, risk);
+        Ok(SurfaceView {
+            ledger_name: ledger.ledger_name.clone(),
+            server_url: entry.server_url.clone(),
+            tool_digest: entry.tool_digest.clone(),
+            surface_key: entry.surface_key.clone(),
+            identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
+            risk: wire_name(&risk),
+            tools_total: surface.tools.len(),
+            tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+        })
+    }
+
+    /// The index of `ledger_name`; a missing record is an error here (nothing to answer about).
+    async fn ledger(&self, ledger_name: &str) -> Result<Ledger, ServeError> {
+        check_ledger_name(ledger_name)?;
+        let record = self
+            .storage
+            .get_record(Store::Ledger, ledger_name)
+            .await
+            .map_err(|e| ServeError::Storage(e.to_string()))?
+            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
+        Ledger::from_bytes(ledger_name, &record.bytes)
+            .map_err(|e| ServeError::LedgerUnreadable(e.to_string()))
+    }
+
+    async fn stored_surface(&self, entry: &Entry) -> Result<Option<Surface>, ServeError> {
+        Ledger::load_surface(&self.storage, entry)
+            .await
+            .map_err(|e| ServeError::LedgerUnreadable(e.to_string()))
+    }
+
+    /// The risk of an entry's stored surface: remembered, cached by the last run, or computed.
+    /// An unreadable surface has no risk (the listing still answers).
+    async fn risk_of(
+        &self,
+        ledger_name: &str,
+        entry: &Entry,
+        insight: &mut Option<InsightCache>,
+    ) -> Option<Risk> {
+        let key = entry.surface_key.as_deref()?;
+        if let Some(risk) = self.remembered(key) {
+            return Some(risk);
+        }
+        if insight.is_none() {
+            *insight = Some(InsightCache::load(&self.storage, ledger_name).await);
+        }
+        let cached = insight.as_ref().and_then(|cache| cache.get(key));
+        let risk = match cached {
+            Some(summaries) => summaries.1,
+            None => summarize_tools(&self.stored_surface(entry).await.ok()??).1,
+        };
+        self.remember(entry, risk);
+        Some(risk)
+    }
+
+    fn remembered(&self, surface_key: &str) -> Option<Risk> {
+        self.risks.lock().ok()?.get(surface_key).copied()
+    }
+
+    fn remember(&self, entry: &Entry, risk: Risk) {
+        let (Some(key), Ok(mut risks)) = (&entry.surface_key, self.risks.lock()) else {
+            return;
+        };
+        if risks.len() >= MAX_REMEMBERED_RISKS {
+            risks.clear();
+        }
+        risks.insert(key.clone(), risk);
+    }
+}
+
+/// Refuses names that are not ledger index keys (the same rule as the input's `ledger_name`).
+fn check_ledger_name(ledger_name: &str) -> Result<(), ServeError> {
+    if is_valid_record_key(ledger_name) && !ledger::is_reserved_name(ledger_name) {
+        Ok(())
+    } else {
+        Err(ServeError::BadLedgerName(ledger_name.to_string()))
+    }
+}
+
+/// The entry of `server_url`, as given or in its normalized URL form.
+fn find_entry<'a>(ledger: &'a Ledger, server_url: &str) -> Result<&'a Entry, ServeError> {
+    ledger
+        .entry(server_url)
+        .or_else(|| {
+            let normalized = url::Url::parse(server_url).ok()?.to_string();
+            ledger.entry(&normalized)
+        })
+        .ok_or_else(|| ServeError::NoServer {
+            ledger_name: ledger.ledger_name.clone(),
+            server_url: server_url.to_string(),
+        })
+}
+
+fn server_view(entry: &Entry, risk: Option<Risk>) -> ServerView {
+    ServerView {
+        server_url: entry.server_url.clone(),
+        server_name: entry.identity.name.clone(),
+        server_title: entry.identity.title.clone(),
+        server_version: entry.identity.version.clone(),
+        protocol_version: entry.identity.protocol_version.clone(),
+        transport: entry.transport.clone(),
+        tool_digest: entry.tool_digest.clone(),
+        tools_total: entry.tools_total,
+        risk: risk.map(|risk| wire_name(&risk)),
+        first_seen: entry.first_seen,
+        last_seen: entry.last_seen,
+        last_changed: entry.last_changed,
+        last_change: entry.history.last().map(change_view),
+    }
+}
+
+fn change_view(item: &HistoryItem) -> ChangeView {
+    ChangeView {
+        observed_at: item.observed_at,
+        change_class: wire_name(&item.change_class),
+        tool_name: item.tool_name.clone(),
+        field: item.field.clone(),
+        severity: wire_name(&item.severity),
+    }
+}
+
+/// The name a value serializes to (`"high"`, `"tool_added"`): the dataset's spelling.
+fn wire_name(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(name)) => name,
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,174 @@
+//! The MCP tools: the HTTP API's questions for agents, served by `rmcp` at `/mcp`.
+//!
+//! Every tool is read-only (`readOnlyHint: true`, not destructive, idempotent, closed world),
+//! declares an `outputSchema` and answers with structured content; the text content carries
+//! the same JSON for clients that read only text. A question that cannot be answered (unknown
+//! ledger or server, bad document) is a tool result with `isError: true` and the message.
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::api::{Reader, parse_since};
+use super::compare::{self, DiffRequest, DiffView};
+use super::store::{ChangesView, ServersView, SurfaceView};
+
+/// The ledger asked when a call names none (the input's default `ledger_name`).
+pub const DEFAULT_LEDGER: &str = "DEFAULT";
+
+/// Arguments naming a ledger.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LedgerArgs {
+    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`.
+    #[serde(default)]
+    pub ledger_name: Option<String>,
+}
+
+/// Arguments naming a server of a ledger.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ServerArgs {
+    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`.
+    #[serde(default)]
+    pub ledger_name: Option<String>,
+    /// The server's URL, as listed by `list_watched_servers`.
+    pub server_url: String,
+}
+
+/// Arguments of `get_changes`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ChangesArgs {
+    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`.
+    #[serde(default)]
+    pub ledger_name: Option<String>,
+    /// The server's URL, as listed by `list_watched_servers`.
+    pub server_url: String,
+    /// Only changes observed at or after this RFC 3339 time.
+    #[serde(default)]
+    pub since: Option<String>,
+}
+
+/// The MCP server over one ledger store.
+#[derive(Clone)]
+pub struct LedgerTools {
+    reader: Reader,
+    tool_router: ToolRouter<LedgerTools>,
+}
+
+fn ledger(name: &Option<String>) -> &str {
+    name.as_deref().unwrap_or(DEFAULT_LEDGER)
+}
+
+#[tool_router]
+impl LedgerTools {
+    /// A tool server reading through `reader`.
+    pub fn new(reader: Reader) -> Self {
+        LedgerTools {
+            reader,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Lists the MCP servers a ledger watches: identity, tool digest, risk, first seen, last
+    /// change.
+    #[tool(annotations(
+        title = "List watched MCP servers",
+        read_only_hint = true,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn list_watched_servers(
+        &self,
+        Parameters(args): Parameters<LedgerArgs>,
+    ) -> Result<Json<ServersView>, String> {
+        let name = ledger(&args.ledger_name);
+        self.reader
+            .servers(name)
+            .await
+            .map(Json)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The recorded changes of one watched server (class, tool, field, severity, time), oldest
+    /// first, optionally only those since an RFC 3339 time.
+    #[tool(annotations(
+        title = "Get a server's changes",
+        read_only_hint = true,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn get_changes(
+        &self,
+        Parameters(args): Parameters<ChangesArgs>,
+    ) -> Result<Json<ChangesView>, String> {
+        let since = args
+            .since
+            .as_deref()
+            .map(parse_since)
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let name = ledger(&args.ledger_name);
+        self.reader
+            .changes(name, &args.server_url, since)
+            .await
+            .map(Json)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The stored surface of one watched server: identity, risk and every tool definition as
+    /// last served.
+    #[tool(annotations(
+        title = "Get a server's stored surface",
+        read_only_hint = true,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn get_surface(
+        &self,
+        Parameters(args): Parameters<ServerArgs>,
+    ) -> Result<Json<SurfaceView>, String> {
+        let name = ledger(&args.ledger_name);
+        self.reader
+            .surface(name, &args.server_url)
+            .await
+            .map(Json)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Compares two tools/list documents (or snapshots) and returns the classified changes,
+    /// the same rows as the `diff` command. Nothing is fetched: the documents are the input.
+    #[tool(annotations(
+        title = "Diff two tool surfaces",
+        read_only_hint = true,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn diff_surfaces(
+        &self,
+        Parameters(request): Parameters<DiffRequest>,
+    ) -> Result<Json<DiffView>, String> {
+        compare::diff(request).map(Json).map_err(|e| e.to_string())
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for LedgerTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "Read-only answers from an MCP surface ledger: which MCP servers are watched, \
+                 what changed in their declared tools and when, their stored tool definitions, \
+                 and the classified diff of two tools/list documents. Nothing is probed on request.",
+            )
+    }
+}

@@ -1,0 +1,646 @@
+//! `serve`: the read-only HTTP API and the MCP endpoint over a real ledger.
+//!
+//! The ledger is written by two real Actor runs against an in-process rmcp server whose
+//! surface changes in between; the server under test then reads that storage folder. The API
+//! is exercised with reqwest, the MCP endpoint with the rmcp client and the official Python
+//! SDK client (skipped with a note when `tests/peers/install.sh` has not run), and the binary
+//! is started once in Standby mode to answer the platform's readiness probe.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
+
+#[path = "support/actor.rs"]
+mod actor;
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use actor::{BINARY, Rows, RunDir};
+use mcp_surface_ledger::platform::LocalStorage;
+use mcp_surface_ledger::serve::backend::Backend;
+use mcp_surface_ledger::serve::{self, HostCheck, READINESS_HEADER};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+use support::rmcp_peer::{RmcpMode, RmcpPeer};
+use support::surface::{surface, tool};
+
+/// A ledger with one server that changed once, and the server under test reading it.
+struct Fixture {
+    dir: RunDir,
+    _peer: RmcpPeer,
+    /// The watched server's URL (its ledger key).
+    server_url: String,
+    /// The tools the watched server serves now.
+    tools_now: Vec<Value>,
+    /// Base URL of the server under test, without a trailing slash.
+    base: String,
+}
+
+fn tools_v1() -> Vec<Value> {
+    vec![
+        tool("read_file", "Reads a file"),
+        tool("old_tool", "Goes away"),
+    ]
+}
+
+fn tools_v2() -> Vec<Value> {
+    let mut read = tool("read_file", "Reads a file");
+    read["inputSchema"]["required"] = json!(["q"]);
+    vec![
+        read,
+        tool("delete_all_files", "Deletes every file on the disk"),
+    ]
+}
+
+async fn fixture() -> Fixture {
+    let peer = RmcpPeer::start(surface("demo", "1.0.0", tools_v1()), RmcpMode::default());
+    let server_url = peer.url.to_string();
+    let dir = RunDir::new();
+    let input = json!({"servers": [server_url]});
+    dir.run_ok(&input, None).await;
+    peer.set_surface(surface("demo", "1.1.0", tools_v2()));
+    dir.run_ok(&input, None).await;
+    let storage = LocalStorage::open_existing(dir.root());
+    let app = serve::app(Backend::Local(storage), HostCheck::Loopback);
+    let addr = support::background::serve(app);
+    Fixture {
+        dir,
+        _peer: peer,
+        server_url,
+        tools_now: tools_v2(),
+        base: format!("http://{addr}"),
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("reqwest client")
+}
+
+/// The server URL as one percent-encoded path segment.
+fn segment(url: &str) -> String {
+    url::form_urlencoded::byte_serialize(url.as_bytes()).collect()
+}
+
+async fn get(client: &reqwest::Client, url: &str) -> (u16, Value) {
+    let response = client.get(url).send().await.expect("GET");
+    let status = response.status().as_u16();
+    let body = response.json::<Value>().await.expect("a JSON body");
+    (status, body)
+}
+
+async fn post(client: &reqwest::Client, url: &str, body: Vec<u8>) -> (u16, Value) {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("POST");
+    let status = response.status().as_u16();
+    let body = response.json::<Value>().await.expect("a JSON body");
+    (status, body)
+}
+
+/// The history the ledger record holds for the fixture's server.
+fn stored_history(fx: &Fixture) -> Vec<Value> {
+    fx.dir.ledger("DEFAULT")["servers"][&fx.server_url]["history"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_api_answers_from_the_ledger_and_never_writes_it() {
+    let fx = fixture().await;
+    let ledger_before = fx.dir.ledger_bytes("DEFAULT").expect("ledger written");
+    let client = http();
+    let rows = Rows::of(&fx.dir);
+    let row = rows.server(&fx.server_url);
+    let dataset_before = fx.dir.rows();
+
+    let (status, listing) = get(&client, &format!("{}/ledgers/DEFAULT/servers", fx.base)).await;
+    assert_eq!(status, 200, "{listing}");
+    assert_eq!(listing["servers_total"], 1);
+    let server = &listing["servers"][0];
+    let entry = &fx.dir.ledger("DEFAULT")["servers"][&fx.server_url];
+    assert_eq!(server["server_url"], json!(fx.server_url));
+    assert_eq!(server["server_name"], "demo");
+    assert_eq!(server["server_version"], "1.1.0");
+    assert_eq!(server["tool_digest"], entry["tool_digest"]);
+    assert_eq!(server["tool_digest"], row["tool_digest"]);
+    assert_eq!(
+        server["risk"], row["risk"],
+        "the run's risk for the same surface"
+    );
+    assert_eq!(server["risk"], "high", "a tool deletes every file");
+    assert_eq!(server["first_seen"], entry["first_seen"]);
+    assert_eq!(server["last_changed"], entry["last_changed"]);
+    let history = stored_history(&fx);
+    assert!(!history.is_empty(), "the second run recorded changes");
+    assert_eq!(&server["last_change"], history.last().unwrap());
+
+    let changes_url = format!(
+        "{}/ledgers/DEFAULT/servers/{}/changes",
+        fx.base,
+        segment(&fx.server_url)
+    );
+    let (status, changes) = get(&client, &changes_url).await;
+    assert_eq!(status, 200, "{changes}");
+    assert_eq!(changes["changes"], json!(history));
+    assert_eq!(changes["changes_total"], history.len());
+    let classes: Vec<&str> = history
+        .iter()
+        .filter_map(|c| c["change_class"].as_str())
+        .collect();
+    assert!(classes.contains(&"tool_removed"), "{classes:?}");
+    assert!(classes.contains(&"tool_added"), "{classes:?}");
+
+    let (_, later) = get(
+        &client,
+        &format!("{changes_url}?since=2999-01-01T00:00:00Z"),
+    )
+    .await;
+    assert_eq!(later["changes_total"], 0);
+    let (_, earlier) = get(
+        &client,
+        &format!("{changes_url}?since=2000-01-01T00:00:00%2B01:00"),
+    )
+    .await;
+    assert_eq!(earlier["changes_total"], history.len());
+
+    let surface_url = format!(
+        "{}/ledgers/DEFAULT/servers/{}/surface",
+        fx.base,
+        segment(&fx.server_url)
+    );
+    let (status, stored) = get(&client, &surface_url).await;
+    assert_eq!(status, 200, "{stored}");
+    let mut served = fx.tools_now.clone();
+    served.sort_by_key(|t| t["name"].as_str().unwrap_or_default().to_string());
+    assert_eq!(
+        stored["tools"],
+        json!(served),
+        "the stored surface, sorted by name"
+    );
+    assert_eq!(stored["identity"]["version"], "1.1.0");
+    assert_eq!(stored["tool_digest"], entry["tool_digest"]);
+
+    assert_eq!(
+        fx.dir.ledger_bytes("DEFAULT").unwrap(),
+        ledger_before,
+        "reading never rewrites the ledger"
+    );
+    assert_eq!(
+        fx.dir.rows(),
+        dataset_before,
+        "serving leaves the run's dataset alone"
+    );
+}
+
+#[tokio::test]
+async fn every_malformed_request_gets_a_json_error() {
+    let fx = fixture().await;
+    let client = http();
+    let server = segment(&fx.server_url);
+    let unknown = segment("http://127.0.0.1:1/mcp");
+    let cases: Vec<(String, u16, &str)> = vec![
+        ("/ledgers/NOPE/servers".into(), 404, "ledger_not_found"),
+        ("/ledgers/surface-x/servers".into(), 400, "bad_ledger_name"),
+        ("/ledgers/a%20b/servers".into(), 400, "bad_ledger_name"),
+        (
+            format!("/ledgers/DEFAULT/servers/{unknown}/changes"),
+            404,
+            "server_not_found",
+        ),
+        (
+            format!("/ledgers/DEFAULT/servers/{unknown}/surface"),
+            404,
+            "server_not_found",
+        ),
+        (
+            format!("/ledgers/DEFAULT/servers/{server}/changes?since=yesterday"),
+            400,
+            "bad_request",
+        ),
+        (
+            "/ledgers/DEFAULT/servers/%FF%FE/surface".into(),
+            400,
+            "bad_request",
+        ),
+        ("/no/such/route".into(), 404, "not_found"),
+    ];
+    for (path, status, code) in cases {
+        let (got, body) = get(&client, &format!("{}{path}", fx.base)).await;
+        assert_eq!(
+            (got, body["error"].as_str()),
+            (status, Some(code)),
+            "{path}: {body}"
+        );
+        assert!(
+            body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{path}"
+        );
+    }
+
+    let diff_url = format!("{}/diff", fx.base);
+    let bodies: Vec<(Vec<u8>, u16, &str)> = vec![
+        (b"{not json".to_vec(), 400, "bad_request"),
+        (b"[]".to_vec(), 400, "bad_request"),
+        (br#"{"before": {"tools": []}}"#.to_vec(), 400, "bad_request"),
+        (
+            br#"{"before": 1, "after": {"tools": []}}"#.to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            vec![b' '; serve::MAX_BODY_BYTES + 1],
+            413,
+            "request_too_large",
+        ),
+    ];
+    for (body, status, code) in bodies {
+        let (got, answer) = post(&client, &diff_url, body).await;
+        assert_eq!(
+            (got, answer["error"].as_str()),
+            (status, Some(code)),
+            "{answer}"
+        );
+    }
+    let response = client
+        .delete(format!("{}/ledgers/DEFAULT/servers", fx.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 405);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"], "method_not_allowed");
+
+    // The MCP transport's own refusals are JSON-RPC errors too, with their status kept.
+    let mcp = format!("{}/mcp", fx.base);
+    let accept = "application/json, text/event-stream";
+    let refusals = [
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .body("{oops"),
+            415,
+        ),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "text/plain")
+                .header("accept", accept)
+                .body("{}"),
+            415,
+        ),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            406,
+        ),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .header("host", "evil.example")
+                .body("{}"),
+            403,
+        ),
+        (client.get(&mcp), 405),
+        (
+            client
+                .post(&mcp)
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .body(vec![b' '; serve::MAX_BODY_BYTES + 1]),
+            413,
+        ),
+    ];
+    for (request, status) in refusals {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status);
+        let body: Value = response.json().await.expect("a JSON-RPC error body");
+        assert!(body["error"]["code"].is_i64(), "{status}: {body}");
+        assert!(body["error"]["message"].is_string(), "{status}: {body}");
+    }
+
+    // Still serving after all of that.
+    let (status, _) = get(&client, &format!("{}/ledgers/DEFAULT/servers", fx.base)).await;
+    assert_eq!(status, 200);
+}
+
+/// `POST /diff` answers with exactly the rows `mcp-surface-ledger diff` prints.
+#[tokio::test]
+async fn post_diff_gives_the_rows_of_the_diff_command() {
+    let fx = fixture().await;
+    let before = json!({"tools": tools_v1()});
+    let after = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": tools_v2()}});
+    let files = tempfile::tempdir().unwrap();
+    let (before_file, after_file) = (files.path().join("before"), files.path().join("after"));
+    std::fs::write(&before_file, before.to_string()).unwrap();
+    std::fs::write(&after_file, after.to_string()).unwrap();
+    let output = Command::new(BINARY)
+        .arg("diff")
+        .arg(&before_file)
+        .arg(&after_file)
+        .output()
+        .expect("run diff");
+    assert!(output.status.success(), "{output:?}");
+    let printed: Value = serde_json::from_slice(&output.stdout).expect("diff JSON");
+
+    let request = json!({"before": before, "after": after});
+    let (status, answered) = post(
+        &http(),
+        &format!("{}/diff", fx.base),
+        request.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200, "{answered}");
+    let comparable = |document: &Value| -> Vec<Value> {
+        let rows = document["changes"].as_array().cloned().unwrap_or_default();
+        rows.into_iter()
+            .map(|mut row| {
+                let object = row.as_object_mut().unwrap();
+                object.remove("observed_at");
+                object.remove("server_url");
+                row
+            })
+            .collect()
+    };
+    assert!(!comparable(&printed).is_empty());
+    assert_eq!(comparable(&answered), comparable(&printed));
+    assert_eq!(answered["changes_by_class"], printed["changes_by_class"]);
+    assert_eq!(
+        answered["changes_by_severity"],
+        printed["changes_by_severity"]
+    );
+}
+
+#[tokio::test]
+async fn two_hundred_parallel_requests_all_succeed() {
+    let fx = fixture().await;
+    let client = http();
+    let server = segment(&fx.server_url);
+    let diff_body =
+        json!({"before": {"tools": tools_v1()}, "after": {"tools": tools_v2()}}).to_string();
+    let requests = (0..200).map(|i| {
+        let client = client.clone();
+        let base = fx.base.clone();
+        let server = server.clone();
+        let diff_body = diff_body.clone();
+        tokio::spawn(async move {
+            let request = match i % 5 {
+                0 => client.get(format!("{base}/ledgers/DEFAULT/servers")),
+                1 => client.get(format!("{base}/ledgers/DEFAULT/servers/{server}/changes")),
+                2 => client.get(format!("{base}/ledgers/DEFAULT/servers/{server}/surface")),
+                3 => client
+                    .post(format!("{base}/diff"))
+                    .header("content-type", "application/json")
+                    .body(diff_body),
+                _ => client
+                    .post(format!("{base}/mcp"))
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .body(
+                        json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                               "params": {"name": "list_watched_servers", "arguments": {}}})
+                        .to_string(),
+                    ),
+            };
+            let response = request.send().await.map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let body: Value = response.json().await.map_err(|e| e.to_string())?;
+            let failed = body.get("error").is_some() || body["result"]["isError"] == true;
+            if status == 200 && body.is_object() && !failed {
+                Ok(())
+            } else {
+                Err(format!("request {i}: {status} {body}"))
+            }
+        })
+    });
+    let outcomes = futures::future::join_all(requests).await;
+    let failures: Vec<String> = outcomes
+        .into_iter()
+        .filter_map(|joined| match joined {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(error),
+            Err(panic) => Some(panic.to_string()),
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:?}",
+        failures.len()
+    );
+}
+
+/// The arguments the MCP tests pass to each tool.
+fn tool_calls(fx: &Fixture) -> Value {
+    json!({
+        "list_watched_servers": {},
+        "get_changes": {"ledger_name": "DEFAULT", "server_url": fx.server_url, "since": "2000-01-01T00:00:00Z"},
+        "get_surface": {"server_url": fx.server_url},
+        "diff_surfaces": {"before": {"tools": tools_v1()}, "after": {"tools": tools_v2()}},
+    })
+}
+
+/// Checks one tool's structured answer against what the HTTP API says.
+async fn check_structured(fx: &Fixture, name: &str, structured: &Value) {
+    let client = http();
+    let server = segment(&fx.server_url);
+    let expected = match name {
+        "list_watched_servers" => {
+            get(&client, &format!("{}/ledgers/DEFAULT/servers", fx.base))
+                .await
+                .1
+        }
+        "get_changes" => {
+            get(
+                &client,
+                &format!(
+                    "{}/ledgers/DEFAULT/servers/{server}/changes?since=2000-01-01T00:00:00Z",
+                    fx.base
+                ),
+            )
+            .await
+            .1
+        }
+        "get_surface" => {
+            get(
+                &client,
+                &format!("{}/ledgers/DEFAULT/servers/{server}/surface", fx.base),
+            )
+            .await
+            .1
+        }
+        "diff_surfaces" => {
+            let body = tool_calls(fx)["diff_surfaces"].to_string().into_bytes();
+            let mut answer = post(&client, &format!("{}/diff", fx.base), body).await.1;
+            let mut structured = structured.clone();
+            for document in [&mut answer, &mut structured] {
+                for row in document["changes"].as_array_mut().into_iter().flatten() {
+                    row.as_object_mut().unwrap().remove("observed_at");
+                }
+            }
+            assert_eq!(structured, answer, "{name}");
+            return;
+        }
+        other => panic!("unexpected tool {other}"),
+    };
+    assert_eq!(structured, &expected, "{name}");
+}
+
+#[tokio::test]
+async fn the_rmcp_client_calls_every_tool() {
+    let fx = fixture().await;
+    let transport = StreamableHttpClientTransport::from_uri(format!("{}/mcp", fx.base));
+    let client = ().serve(transport).await.expect("connect with rmcp");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "diff_surfaces",
+            "get_changes",
+            "get_surface",
+            "list_watched_servers"
+        ]
+    );
+    for tool in &tools {
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
+        assert_eq!(annotations.destructive_hint, Some(false), "{}", tool.name);
+        let schema = tool.output_schema.as_ref().expect("an output schema");
+        assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+    }
+    let calls = tool_calls(&fx);
+    for (name, arguments) in calls.as_object().unwrap() {
+        let params = CallToolRequestParams::new(name.clone())
+            .with_arguments(arguments.as_object().unwrap().clone());
+        let result = client.call_tool(params).await.expect("tools/call");
+        assert_ne!(result.is_error, Some(true), "{name}: {result:?}");
+        let structured = result.structured_content.expect("structured content");
+        check_structured(&fx, name, &structured).await;
+    }
+    let missing = CallToolRequestParams::new("get_surface").with_arguments(
+        json!({"server_url": "http://127.0.0.1:1/mcp"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let result = client.call_tool(missing).await.expect("tools/call");
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "an unknown server is a tool error"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_client_calls_every_tool() {
+    let Some(python) = support::python::interpreter() else {
+        return support::skip("serve python client", "Python SDK not installed");
+    };
+    let fx = fixture().await;
+    let calls = tool_calls(&fx);
+    for mode in ["auto", "legacy"] {
+        let output = Command::new(&python)
+            .arg(support::process::scripts_dir().join("ask_ledger.py"))
+            .arg(format!("{}/mcp", fx.base))
+            .arg(mode)
+            .arg(calls.to_string())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run the Python client");
+        assert!(
+            output.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let seen: Value = serde_json::from_slice(&output.stdout).expect("client JSON");
+        let tools = seen["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 4, "{mode}: {seen}");
+        for tool in tools {
+            assert_eq!(tool["annotations"]["readOnlyHint"], true, "{mode}: {tool}");
+            assert_eq!(tool["has_output_schema"], true, "{mode}: {tool}");
+        }
+        for name in calls.as_object().unwrap().keys() {
+            let result = &seen["results"][name];
+            assert_eq!(result["is_error"], false, "{mode} {name}: {result}");
+            check_structured(&fx, name, &result["structured"]).await;
+            let text: Value = serde_json::from_str(result["text"].as_str().unwrap())
+                .expect("the text content is the same JSON");
+            assert_eq!(text["record_type"], result["structured"]["record_type"]);
+        }
+    }
+}
+
+/// Started by the platform in Standby mode, the binary serves on `ACTOR_STANDBY_PORT` and
+/// answers the readiness probe on `GET /`.
+#[tokio::test]
+async fn the_binary_starts_in_standby_mode_and_answers_the_readiness_probe() {
+    let dir = RunDir::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Command::new(BINARY)
+        .env("APIFY_META_ORIGIN", "STANDBY")
+        .env("ACTOR_STANDBY_PORT", port.to_string())
+        .env("CRAWLEE_STORAGE_DIR", dir.root())
+        .env_remove("APIFY_IS_AT_HOME")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the binary");
+    let _guard = KillOnDrop(child);
+    let client = http();
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut answer = None;
+    for _ in 0..300 {
+        if let Ok(response) = client.get(&url).header(READINESS_HEADER, "1").send().await {
+            answer = Some((
+                response.status().as_u16(),
+                response.text().await.unwrap_or_default(),
+            ));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(answer, Some((200, "ready".to_string())));
+    let (index_status, index) = get(&client, &url).await;
+    assert_eq!(index_status, 200);
+    assert_eq!(index["read_only"], true);
+}
+
+/// Stops the child process this test started, however the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The Actor package declares Standby mode and the MCP path the server mounts.
+#[test]
+fn the_actor_package_declares_standby_and_the_mcp_path() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".actor/actor.json");
+    let actor: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(actor["usesStandbyMode"], true);
+    assert_eq!(actor["webServerMcpPath"], serve::MCP_PATH);
+}
