@@ -444,6 +444,8 @@ mod tests {
     const PKCS1_DES3: &str = include_str!("../../tests/data/input_secrets/pkcs1_des3.pem");
     const PKCS1_AES256: &str = include_str!("../../tests/data/input_secrets/pkcs1_aes256.pem");
     const PKCS8_AES256: &str = include_str!("../../tests/data/input_secrets/pkcs8_aes256.pem");
+    const PKCS8_DES3_SHA1: &str =
+        include_str!("../../tests/data/input_secrets/pkcs8_des3_sha1.pem");
     const PUBLIC: &str = include_str!("../../tests/data/input_secrets/public.pem");
 
     /// A deterministic generator for test encryption only (xorshift).
@@ -501,7 +503,7 @@ mod tests {
     #[test]
     fn every_supported_key_format_loads_and_decrypts() {
         let (password, sealed) = seal("s3cret");
-        for pem in [PKCS1_DES3, PKCS1_AES256, PKCS8_AES256] {
+        for pem in [PKCS1_DES3, PKCS1_AES256, PKCS8_AES256, PKCS8_DES3_SHA1] {
             let key = SecretKey::load(&b64(pem), PASSPHRASE).unwrap();
             assert_eq!(key.decrypt(&password, &sealed).unwrap().as_str(), "s3cret");
         }
@@ -513,6 +515,7 @@ mod tests {
             (b64(PKCS1_DES3), "wrong", "PKCS#1"),
             (b64(PKCS1_AES256), "wrong", "PKCS#1"),
             (b64(PKCS8_AES256), "wrong", "PKCS#8"),
+            (b64(PKCS8_DES3_SHA1), "wrong", "PKCS#8"),
             ("%%% not base64".to_string(), PASSPHRASE, "base64"),
             (b64("hello"), PASSPHRASE, "not an RSA private key"),
             (b64(PUBLIC), PASSPHRASE, "not an RSA private key"),
