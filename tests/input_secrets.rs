@@ -10,86 +10,29 @@
 //!   the run contacts nothing and writes no ledger.
 //!
 //! Skips with a note when `node` or the npm packages (`npm ci` in tests/apify_schemas) are
-//! missing.
+//! missing. `tests/platform_run.rs` does the same through the REST backend.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/actor.rs"]
 mod actor;
+#[path = "support/apify_secrets.rs"]
+mod apify_secrets;
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use actor::{Rows, RunDir};
+use apify_secrets::{KEY_FILE_VAR, PASSPHRASE_VAR, encrypt, node_missing};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-const KEY_FILE_VAR: &str = "APIFY_INPUT_SECRETS_PRIVATE_KEY_FILE";
-const PASSPHRASE_VAR: &str = "APIFY_INPUT_SECRETS_PRIVATE_KEY_PASSPHRASE";
 const LEDGER: &str = "secret-fleet";
-
-/// What the Node script printed.
-struct Encrypted {
-    input: Value,
-    key_file_base64: String,
-    passphrase: String,
-}
-
-fn schemas_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/apify_schemas")
-}
-
-/// Why the Node side cannot run here, if it cannot.
-fn node_missing() -> Option<&'static str> {
-    let node = Command::new("node").arg("--version").output();
-    if !node.is_ok_and(|out| out.status.success()) {
-        return Some("node is not installed");
-    }
-    if !schemas_dir()
-        .join("node_modules/@apify/input_secrets")
-        .is_dir()
-    {
-        return Some("run `npm ci` in tests/apify_schemas (.ci/run does)");
-    }
-    None
-}
-
-/// Encrypts `input` with a fresh key in `format` through Apify's own package.
-fn encrypt(input: &Value, format: &str) -> Encrypted {
-    use std::io::Write;
-    let mut child = Command::new("node")
-        .arg(schemas_dir().join("encrypt_input.cjs"))
-        .arg(env!("CARGO_MANIFEST_DIR"))
-        .arg(format)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start node");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "encrypt_input.cjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    Encrypted {
-        input: printed["input"].clone(),
-        key_file_base64: printed["key_file_base64"].as_str().unwrap().to_string(),
-        passphrase: printed["passphrase"].as_str().unwrap().to_string(),
-    }
-}
 
 /// Every request a recording server saw: path and `Authorization` header.
 type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
