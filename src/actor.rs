@@ -58,6 +58,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
         input_override: args.input_override,
         allow_private_targets: args.allow_private_targets,
         force_era: args.force_era,
+        input_secrets: env.input_secrets.clone(),
         ..RunOptions::default()
     };
     if env.is_at_home {

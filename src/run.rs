@@ -21,6 +21,7 @@ use crate::insight::InsightCache;
 use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
 use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
+use crate::platform::secrets::{self, InputSecrets};
 use crate::platform::{Charging, Item, MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
 use crate::registry::{self, Fleet};
@@ -51,6 +52,8 @@ pub struct RunOptions {
     pub force_era: Option<Era>,
     /// Test aid: resolve names through this lookup instead of the system resolver.
     pub lookup: Option<Arc<dyn Lookup>>,
+    /// The key that decrypts secret input fields (Apify platform runs).
+    pub input_secrets: InputSecrets,
 }
 
 /// What a finished run reports to `main`.
@@ -348,7 +351,7 @@ async fn read_input(storage: &impl Storage, options: &RunOptions) -> Result<Inpu
         },
     };
     match bytes {
-        Some(bytes) => Input::from_bytes(&bytes),
+        Some(bytes) => Input::from_bytes(&secrets::decrypt_input(&bytes, &options.input_secrets)?),
         None => Input::from_value(None),
     }
 }

@@ -7,6 +7,8 @@
 // Helpers of these tests may panic: that is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/apify_secrets.rs"]
+mod apify_secrets;
 #[path = "support/counting_mcp.rs"]
 mod counting_mcp;
 #[path = "support/netns.rs"]
@@ -582,6 +584,92 @@ fn a_credential_never_reaches_the_apify_api() {
                 !text.contains(secret),
                 "the secret reached the API: {} {}",
                 request.method,
+                request.path
+            );
+        }
+        for stream in [&output.stdout, &output.stderr] {
+            assert!(!String::from_utf8_lossy(stream).contains(secret));
+        }
+    });
+}
+
+#[test]
+fn an_input_encrypted_by_apify_is_decrypted_at_home() {
+    if let Some(why) = apify_secrets::node_missing() {
+        eprintln!("SKIP an_input_encrypted_by_apify_is_decrypted_at_home: {why}");
+        return;
+    }
+    if let Place::Done = run_inside("an_input_encrypted_by_apify_is_decrypted_at_home") {
+        return;
+    }
+    runtime().block_on(async {
+        let secret = "canary-encrypted-7d41e2";
+        let fake = FakeApify::start().await;
+        let mcp = CountingMcp::start(PUBLIC_IP).await;
+        mcp.serve(
+            "/a",
+            surface("Alpha", "1", vec![tool("search", "Searches")]),
+        );
+        let a = mcp.url("/a");
+        let origin = url::Url::parse(&a).unwrap().origin().ascii_serialization();
+        let plain = json!({
+            "servers": [a],
+            "ledger_name": "fleet",
+            "server_credentials": [
+                {"origin": origin, "header": "Authorization", "value": format!("Bearer {secret}")}
+            ],
+        });
+        let sealed = apify_secrets::encrypt(&plain, "pkcs1-des3");
+        put_input(&fake, &sealed.input);
+
+        // Without the right passphrase: input refused, only INPUT read and the status set.
+        let mut vars = platform_env(&fake, true);
+        vars.push((
+            apify_secrets::KEY_FILE_VAR.into(),
+            sealed.key_file_base64.clone(),
+        ));
+        vars.push((
+            apify_secrets::PASSPHRASE_VAR.into(),
+            "not-the-passphrase".into(),
+        ));
+        let output = run_binary(vars, &[]).await;
+        assert_exit(&output, 2);
+        assert!(String::from_utf8_lossy(&output.stderr).contains("server_credentials"));
+        assert!(
+            fake.state().named_stores.is_empty(),
+            "the ledger store was opened"
+        );
+        assert!(fake.requests_to(Method::POST, "/v2/datasets").is_empty());
+
+        // With it: the credential reaches the server, the API never sees it.
+        let from = fake.state().requests.len();
+        let mut vars = platform_env(&fake, true);
+        vars.push((
+            apify_secrets::KEY_FILE_VAR.into(),
+            sealed.key_file_base64.clone(),
+        ));
+        vars.push((
+            apify_secrets::PASSPHRASE_VAR.into(),
+            sealed.passphrase.clone(),
+        ));
+        let output = run_binary(vars, &[]).await;
+        assert_exit(&output, 0);
+        let requests = fake.state().requests[from..].to_vec();
+        let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
+        let rows = assert_run_order(&requests, &ledger_store);
+        assert_eq!(rows[0]["listing"], "authenticated", "{}", rows[0]);
+        assert_eq!(rows[0]["ok"], true, "{}", rows[0]);
+        for request in &fake.state().requests {
+            let text = format!(
+                "{} {:?} {:?} {}",
+                request.path,
+                request.query,
+                request.headers,
+                String::from_utf8_lossy(&request.body)
+            );
+            assert!(
+                !text.contains(secret),
+                "the secret reached the API: {}",
                 request.path
             );
         }

@@ -13,6 +13,7 @@ use url::Url;
 
 use super::apify::MAX_PUSH_BYTES;
 use super::charging::{Rounding, Usd};
+use super::secrets::{InputSecrets, KEY_FILE_VAR, PASSPHRASE_VAR};
 
 /// The public API, used when `APIFY_API_BASE_URL` is not set.
 pub const DEFAULT_API_BASE_URL: &str = "https://api.apify.com";
@@ -54,6 +55,9 @@ pub struct PlatformEnv {
     /// Largest body of one dataset push (`LEDGER_API_MAX_PUSH_BYTES`); only ever lowers the
     /// platform's limit, so that tests can see chunking without 9 MiB of rows.
     pub max_push_bytes: usize,
+    /// The private key (and its passphrase) that decrypts secret input fields, from
+    /// `APIFY_INPUT_SECRETS_PRIVATE_KEY_FILE` and `..._PASSPHRASE`. Never printed.
+    pub input_secrets: InputSecrets,
 }
 
 impl fmt::Debug for PlatformEnv {
@@ -74,6 +78,7 @@ impl fmt::Debug for PlatformEnv {
             .field("timeout_at", &self.timeout_at)
             .field("api_retry_base_delay", &self.api_retry_base_delay)
             .field("max_push_bytes", &self.max_push_bytes)
+            .field("input_secrets", &self.input_secrets)
             .finish()
     }
 }
@@ -132,6 +137,11 @@ impl PlatformEnv {
             timeout_at: timeout_at(var(&["ACTOR_TIMEOUT_AT", "APIFY_TIMEOUT_AT"]))?,
             api_retry_base_delay: retry_base_delay(var(&["LEDGER_API_RETRY_BASE_MS"]))?,
             max_push_bytes: max_push_bytes(var(&["LEDGER_API_MAX_PUSH_BYTES"]))?,
+            input_secrets: InputSecrets::new(
+                var(&[KEY_FILE_VAR]),
+                // The passphrase is taken as it is: spaces may belong to it.
+                lookup(PASSPHRASE_VAR).filter(|value| !value.is_empty()),
+            ),
         };
         env.check_platform()?;
         Ok(env)
@@ -389,9 +399,16 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_token() {
-        let env = read(PLATFORM).unwrap();
+        let mut vars = PLATFORM.to_vec();
+        vars.push(("APIFY_INPUT_SECRETS_PRIVATE_KEY_FILE", "a2V5LW1hdGVyaWFs"));
+        vars.push((
+            "APIFY_INPUT_SECRETS_PRIVATE_KEY_PASSPHRASE",
+            "pass-phrase-42",
+        ));
+        let env = read(&vars).unwrap();
         let printed = format!("{env:?}");
         assert!(!printed.contains("secret-token"));
+        assert!(!printed.contains("a2V5LW1hdGVyaWFs") && !printed.contains("pass-phrase-42"));
         assert!(printed.contains("<redacted>"));
     }
 

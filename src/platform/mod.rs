@@ -8,6 +8,7 @@ mod apify;
 mod charging;
 mod env;
 mod local;
+pub mod secrets;
 
 use std::future::Future;
 

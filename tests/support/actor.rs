@@ -69,6 +69,7 @@ impl RunDir {
             input_override: Some(serde_json::to_vec(input).unwrap()),
             allow_private_targets: true,
             force_era,
+            input_secrets: env.input_secrets.clone(),
             ..RunOptions::default()
         };
         run::run(&storage, &charging, options).await
