@@ -20,6 +20,7 @@
 //! - [`run`]: the orchestration of one Actor run.
 //! - [`insight`]: per-surface insight cached across runs, so an unchanged surface is not
 //!   assessed again.
+//! - [`fuzzing`]: one entry point per fuzz target (the parsers that read hostile input).
 //! - [`reason`]: the reason codes, mapped from every error in one place.
 //! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
@@ -27,6 +28,7 @@ pub mod actor;
 pub mod changes;
 pub mod cli;
 pub mod diff;
+pub mod fuzzing;
 pub mod gate;
 pub mod input;
 pub mod insight;
