@@ -22,14 +22,14 @@ RUN mkdir -p /runtime/etc /runtime/home/myuser/storage \
     && ldd target/release/mcp-surface-ledger | grep -o '/[^ ]*' | xargs -I{} cp --parents -L {} /runtime \
     && echo 'myuser:x:10001:10001::/home/myuser:/sbin/nologin' > /runtime/etc/passwd \
     && echo 'myuser:x:10001:' > /runtime/etc/group \
-    && echo 'hosts: files dns' > /runtime/etc/nsswitch.conf \
-    && chown -R 10001:10001 /runtime/home/myuser
+    && echo 'hosts: files dns' > /runtime/etc/nsswitch.conf
 
 # ---- runtime --------------------------------------------------------------------------------
 FROM scratch AS runtime
 
 # TLS roots are compiled into the binary, so no CA bundle is needed.
 COPY --from=builder /runtime/ /
+COPY --from=builder --chown=10001:10001 /runtime/home/myuser /home/myuser
 COPY --from=builder /build/target/release/mcp-surface-ledger /usr/local/bin/mcp-surface-ledger
 
 # Run as the unprivileged user; local storage (./storage) lives in its home directory.

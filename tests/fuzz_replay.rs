@@ -2,6 +2,9 @@
 //! points the cargo-fuzz targets call (`mcp_surface_ledger::fuzzing`), on the stable toolchain.
 //! A seed that crashes, or breaks an invariant the target checks, fails here in CI.
 
+// Helpers of these tests may panic: that is how a test fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -67,7 +70,10 @@ fn every_fuzz_target_has_a_corpus_and_a_harness() {
 fn repeated_keys_are_not_reported_for_json_followed_by_garbage() {
     let found = b"{\"x\":{\"y\":[{\"k\":1,\"k\":2}]},\"x\":0}\"a{*:\xb5,";
     let text = String::from_utf8_lossy(found);
-    assert_eq!(mcp_surface_ledger::risk::duplicate_keys(&text), Vec::<String>::new());
+    assert_eq!(
+        mcp_surface_ledger::risk::duplicate_keys(&text),
+        Vec::<String>::new()
+    );
     assert_eq!(fuzzing::duplicate_keys(found), Ok(()));
     let without_garbage = r#"{"x":{"y":[{"k":1,"k":2}]},"x":0}"#;
     assert_eq!(
