@@ -1,5 +1,7 @@
 # Multi-stage build of the mcp-surface-ledger Actor.
-# Builder and runtime use the same Debian release (trixie), so the binary's glibc matches.
+# The runtime image holds only the binary, the shared libraries it links (taken from the builder,
+# so the glibc always matches) and the unprivileged user's home: no shell, no package manager.
+# `.ci/image` builds this file and runs the image against a local MCP server.
 
 # ---- build ----------------------------------------------------------------------------------
 FROM rust:1.95-slim-trixie AS builder
@@ -14,12 +16,20 @@ RUN cargo fetch --locked
 COPY . .
 RUN cargo build --release --locked
 
-# ---- runtime --------------------------------------------------------------------------------
-FROM debian:trixie-slim AS runtime
+# The runtime file tree: every library the binary loads (ldd names them), the user and group
+# files of the unprivileged user (uid/gid 10001) and its home, where local storage lives.
+RUN mkdir -p /runtime/etc /runtime/home/myuser/storage \
+    && ldd target/release/mcp-surface-ledger | grep -o '/[^ ]*' | xargs -I{} cp --parents -L {} /runtime \
+    && echo 'myuser:x:10001:10001::/home/myuser:/sbin/nologin' > /runtime/etc/passwd \
+    && echo 'myuser:x:10001:' > /runtime/etc/group \
+    && echo 'hosts: files dns' > /runtime/etc/nsswitch.conf
 
-# TLS roots are compiled into the binary, so no ca-certificates package is needed.
-RUN groupadd --gid 10001 myuser \
-    && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/myuser myuser
+# ---- runtime --------------------------------------------------------------------------------
+FROM scratch AS runtime
+
+# TLS roots are compiled into the binary, so no CA bundle is needed.
+COPY --from=builder /runtime/ /
+COPY --from=builder --chown=10001:10001 /runtime/home/myuser /home/myuser
 COPY --from=builder /build/target/release/mcp-surface-ledger /usr/local/bin/mcp-surface-ledger
 
 # Run as the unprivileged user; local storage (./storage) lives in its home directory.

@@ -23,6 +23,7 @@
 //! - [`sweep`]: deletes surface records no ledger of the store has named for a week.
 //! - [`insight`]: per-surface insight cached across runs, so an unchanged surface is not
 //!   assessed again.
+//! - [`fuzzing`]: one entry point per fuzz target (the parsers that read hostile input).
 //! - [`reason`]: the reason codes, mapped from every error in one place.
 //! - [`serve`]: the read-only HTTP API and MCP endpoint over the ledger (`serve`, Standby mode).
 //! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
@@ -31,6 +32,7 @@ pub mod actor;
 pub mod changes;
 pub mod cli;
 pub mod diff;
+pub mod fuzzing;
 pub mod gate;
 pub mod input;
 pub mod insight;

@@ -361,7 +361,8 @@ pub fn set_header(headers: &mut HeaderMap, name: &'static str, value: &str) {
     }
 }
 
-fn reply(response: &HttpResponse, body: Body) -> Reply {
+/// The reply to one request: the response's status and headers with its decoded `body`.
+pub fn reply(response: &HttpResponse, body: Body) -> Reply {
     Reply {
         status: response.status,
         www_authenticate: response
@@ -376,7 +377,7 @@ fn reply(response: &HttpResponse, body: Body) -> Reply {
 
 /// Pointers of repeated object members in the JSON texts of a response (the whole body, or
 /// each event of an event stream).
-fn repeated_keys(response: &HttpResponse) -> Vec<String> {
+pub fn repeated_keys(response: &HttpResponse) -> Vec<String> {
     if response.content_type() == "text/event-stream" {
         sse::decode(&response.body)
             .iter()

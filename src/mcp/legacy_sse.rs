@@ -317,18 +317,25 @@ impl LegacySession {
     /// Keeps a response from the stream for whoever asked for it; other messages (server
     /// notifications and requests) are ignored.
     fn park(&self, event: &SseEvent) {
-        if event.event != "message" {
-            return;
-        }
-        let Ok(value) = serde_json::from_str::<Value>(&event.data) else {
-            return;
-        };
-        if let Some(Message::Response { id, outcome }) = jsonrpc::classify(value) {
+        if let Some((key, outcome)) = answer_of(event) {
             self.inbox
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .insert(id.to_string(), outcome);
+                .insert(key, outcome);
         }
+    }
+}
+
+/// The pure rule of the stream reader: the JSON-RPC response an event carries, keyed by its id
+/// as JSON text; `None` for other events (notifications, server requests, non-JSON data).
+pub fn answer_of(event: &SseEvent) -> Option<(String, Result<Value, RpcErrorObject>)> {
+    if event.event != "message" {
+        return None;
+    }
+    let value = serde_json::from_str::<Value>(&event.data).ok()?;
+    match jsonrpc::classify(value)? {
+        Message::Response { id, outcome } => Some((id.to_string(), outcome)),
+        _ => None,
     }
 }
 

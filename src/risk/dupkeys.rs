@@ -25,7 +25,11 @@ pub fn duplicate_keys(json_text: &str) -> Vec<String> {
         path: &mut path,
         found: &mut found,
     };
-    match seed.deserialize(&mut deserializer) {
+    // `end` refuses trailing characters: a JSON value followed by garbage is not JSON.
+    match seed
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end())
+    {
         Ok(()) => found,
         Err(_) => Vec::new(),
     }
@@ -201,6 +205,10 @@ mod tests {
             (r#"[{"~x": 1}, {"~x": 1, "~x": 2}]"#, &["/1/~0x"]),
             ("[1, 2, 3]", &[]),
             ("not json", &[]),
+            // Trailing whitespace is JSON; a value followed by anything else is not (fuzzing).
+            ("{\"a\": 1, \"a\": 2}\r\n ", &["/a"]),
+            (r#"{"a": 1, "a": 2}"a{"#, &[]),
+            (r#"{"a": 1, "a": 2} {"b": 1}"#, &[]),
         ];
         for (text, expected) in cases {
             assert_eq!(duplicate_keys(text), *expected, "text {text}");

@@ -1,0 +1,10 @@
+//! Fuzz target `canon`: arbitrary bytes into `mcp_surface_ledger::fuzzing::run("canon", ..)`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Some(Err(violation)) = mcp_surface_ledger::fuzzing::run("canon", data) {
+        panic!("{violation}");
+    }
+});

@@ -1,0 +1,10 @@
+//! Fuzz target `exchange`: arbitrary bytes into `mcp_surface_ledger::fuzzing::run("exchange", ..)`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Some(Err(violation)) = mcp_surface_ledger::fuzzing::run("exchange", data) {
+        panic!("{violation}");
+    }
+});

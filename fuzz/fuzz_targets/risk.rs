@@ -1,0 +1,10 @@
+//! Fuzz target `risk`: arbitrary bytes into `mcp_surface_ledger::fuzzing::run("risk", ..)`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Some(Err(violation)) = mcp_surface_ledger::fuzzing::run("risk", data) {
+        panic!("{violation}");
+    }
+});
