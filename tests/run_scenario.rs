@@ -679,7 +679,11 @@ fn incompressible_text(seed: u64, len: usize) -> String {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let byte = ALPHABET[(state >> 58) as usize];
-        text.push(if state.is_multiple_of(23) { ' ' } else { byte as char });
+        text.push(if state.is_multiple_of(23) {
+            ' '
+        } else {
+            byte as char
+        });
     }
     text
 }
