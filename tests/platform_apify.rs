@@ -256,3 +256,46 @@ async fn network_errors_are_retried_then_reported() {
     assert!(err.contains("GET"), "{err}");
     assert!(err.contains("/records/INPUT"), "{err}");
 }
+
+#[tokio::test]
+async fn keys_are_listed_page_by_page_and_records_deleted() {
+    let fake = FakeApify::start().await;
+    let storage = storage(&fake).await;
+    for key in ["b", "a", "surface-1", "c", "insight.x"] {
+        storage
+            .put_record(Store::Ledger, key, Record::json(b"{}".to_vec()))
+            .await
+            .unwrap();
+    }
+    let keys = storage.list_keys(Store::Ledger).await.unwrap();
+    assert_eq!(keys, ["a", "b", "c", "insight.x", "surface-1"]);
+    let store_id = fake.state().named_stores[LEDGER_STORE_NAME].clone();
+    let pages = fake.requests_to(
+        Method::GET,
+        &format!("/v2/key-value-stores/{store_id}/keys"),
+    );
+    assert_eq!(pages.len(), 3, "the fake pages by two");
+    assert_eq!(
+        pages[1].query.as_deref(),
+        Some("limit=1000&exclusiveStartKey=b")
+    );
+
+    storage
+        .delete_record(Store::Ledger, "surface-1")
+        .await
+        .unwrap();
+    // Deleting what is not there is not an error.
+    storage
+        .delete_record(Store::Ledger, "surface-1")
+        .await
+        .unwrap();
+    let keys = storage.list_keys(Store::Ledger).await.unwrap();
+    assert_eq!(keys, ["a", "b", "c", "insight.x"]);
+    assert!(
+        storage
+            .get_record(Store::Ledger, "surface-1")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

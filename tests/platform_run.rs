@@ -171,7 +171,8 @@ fn assert_run_order(requests: &[platform_fake::Recorded], ledger_store: &str) ->
         "a push after the ledger PUT"
     );
     for (i, r) in requests.iter().enumerate() {
-        if r.method == Method::PUT && r.path.starts_with(&format!("{ledger_prefix}surface-")) {
+        let key = r.path.strip_prefix(&ledger_prefix).unwrap_or_default();
+        if r.method == Method::PUT && mcp_surface_ledger::sweep::is_surface_record(key) {
             assert!(
                 i < ledger_put,
                 "surface record {} after the ledger PUT",

@@ -248,6 +248,53 @@ async fn handle(
             );
             empty_created()
         }
+        (Method::GET, ["v2", "key-value-stores", store, "keys"]) => {
+            // Pages of at most `limit` (here never more than 2, to exercise paging), after
+            // `exclusiveStartKey`, in key order, as the API lists them.
+            let query: HashMap<String, String> =
+                url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                    .into_owned()
+                    .collect();
+            let limit = query
+                .get("limit")
+                .and_then(|l| l.parse::<usize>().ok())
+                .unwrap_or(1000)
+                .min(2);
+            let start = query.get("exclusiveStartKey").cloned().unwrap_or_default();
+            let mut keys: Vec<&String> = state
+                .records
+                .keys()
+                .filter(|(s, k)| s == store && *k > start)
+                .map(|(_, k)| k)
+                .collect();
+            keys.sort();
+            let truncated = keys.len() > limit;
+            let page: Vec<Value> = keys
+                .iter()
+                .take(limit)
+                .map(|k| json!({"key": k, "size": 1}))
+                .collect();
+            let next = page
+                .last()
+                .and_then(|item| item["key"].as_str())
+                .map(str::to_string);
+            data(
+                StatusCode::OK,
+                json!({
+                    "items": page,
+                    "count": page.len(),
+                    "limit": limit,
+                    "isTruncated": truncated,
+                    "nextExclusiveStartKey": if truncated { next } else { None },
+                }),
+            )
+        }
+        (Method::DELETE, ["v2", "key-value-stores", store, "records", key]) => {
+            match state.records.remove(&(store.to_string(), key.to_string())) {
+                Some(_) => StatusCode::NO_CONTENT.into_response(),
+                None => error(404, "record-not-found", "Record was not found"),
+            }
+        }
         (Method::POST, ["v2", "key-value-stores"]) => {
             let name = url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
                 .find(|(k, _)| k == "name")
