@@ -13,33 +13,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 dest="${CONFORMANCE_DIR:-$root/target/conformance}"
-node_spec='node@22.23.3'
-suite_spec='@modelcontextprotocol/conformance@0.2.0-alpha.12'
-# Every client scenario of the pinned suite a read-only client can meet (docs/conformance.md
-# lists the others and why); checks that need a tools/call are in baseline.yml.
 scenarios=(initialize request-metadata http-standard-headers http-custom-headers
   http-invalid-tool-headers sse-retry json-schema-ref-no-deref json-schema-2020-12-preservation)
-# Scenarios whose printed snapshot surface.mjs checks.
-surface_checked=(http-invalid-tool-headers http-custom-headers sse-retry)
-
-install_once() { # dir spec
-  local dir="$1" spec="$2"
-  local stamp="$dir/.installed-$(echo "$spec" | tr -c 'A-Za-z0-9.' '_')"
-  if [ -f "$stamp" ]; then
-    return
-  fi
-  echo "conformance: installing $spec into $dir"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  (cd "$dir" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$spec")
-  touch "$stamp"
-}
-
-install_once "$dest/node" "$node_spec"
-install_once "$dest/suite" "$suite_spec"
-node_bin="$dest/node/node_modules/node/bin"
-export PATH="$node_bin:$PATH"
-echo "conformance: node $(node --version)"
+# shellcheck source=install.sh
+source "$here/install.sh"
 
 (cd "$root" && cargo build --quiet --bin mcp-surface-ledger)
 cli="$dest/suite/node_modules/@modelcontextprotocol/conformance/dist/index.js"

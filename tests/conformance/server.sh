@@ -12,28 +12,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 dest="${CONFORMANCE_DIR:-$root/target/conformance}"
-node_spec='node@22.23.3'
-suite_spec='@modelcontextprotocol/conformance@0.2.0-alpha.12'
 scenarios=(server-initialize server-session-lifecycle server-stateless ping tools-list
   caching http-header-validation dns-rebinding-protection)
-
-install_once() { # dir spec
-  local dir="$1" spec="$2"
-  local stamp="$dir/.installed-$(echo "$spec" | tr -c 'A-Za-z0-9.' '_')"
-  if [ -f "$stamp" ]; then
-    return
-  fi
-  echo "conformance: installing $spec into $dir"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  (cd "$dir" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$spec")
-  touch "$stamp"
-}
-
-install_once "$dest/node" "$node_spec"
-install_once "$dest/suite" "$suite_spec"
-export PATH="$dest/node/node_modules/node/bin:$PATH"
-echo "conformance: node $(node --version)"
+# shellcheck source=install.sh
+source "$here/install.sh"
 
 (cd "$root" && cargo build --quiet --bin mcp-surface-ledger)
 bin="${LEDGER_BIN:-$root/target/debug/mcp-surface-ledger}"
