@@ -318,7 +318,7 @@ fn kill_9_during_a_run_never_corrupts_the_ledger() {
             );
             // every surface the new index names was written before it
             let key = entry["surface_key"].as_str().unwrap();
-            let surface = dir.ledger(key);
+            let surface = dir.surface_record(key);
             assert_eq!(surface["tools"].as_array().unwrap().len() as u64, round + 3);
         }
         eprintln!(

@@ -488,7 +488,7 @@ async fn two_runs_record_every_change_class_and_severity() {
     assert_eq!(history, expected_history);
     // the stored surface holds the full definitions, for the next run's old_value
     let key = entry_a["surface_key"].as_str().unwrap();
-    let stored = everything.ledger(key);
+    let stored = everything.surface_record(key);
     assert_eq!(
         stored["tools"].as_array().unwrap().len(),
         tools_after().len()

@@ -148,6 +148,18 @@ impl RunDir {
         serde_json::from_slice(&bytes).unwrap()
     }
 
+    /// A stored surface record (`surface-…`, gzip-compressed JSON or, format 1, plain JSON),
+    /// decoded as the ledger reads it.
+    pub fn surface_record(&self, key: &str) -> Value {
+        let dir = self.root().join("key_value_stores/mcp-tool-surface-ledger");
+        let bytes = std::fs::read(dir.join(format!("{key}.bin")))
+            .or_else(|_| std::fs::read(dir.join(format!("{key}.json"))))
+            .unwrap_or_else(|_| panic!("no surface record {key}"));
+        let stored = mcp_surface_ledger::ledger::StoredSurface::from_bytes(&bytes)
+            .unwrap_or_else(|e| panic!("surface record {key}: {e}"));
+        serde_json::to_value(stored).unwrap()
+    }
+
     /// The `OUTPUT` record of the last run.
     pub fn output(&self) -> Value {
         let path = self.root().join("key_value_stores/default/OUTPUT.json");
