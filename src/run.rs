@@ -746,13 +746,26 @@ async fn record_readable(
         ..AuthState::default()
     };
     let mut identity_signal = None;
+    let mut lost_baseline = None;
     let (status, changes) = match ledger.entry(key) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => {
             let mut changes = diff::compare_auth(&entry.auth, &auth);
             let same_tools = entry.tool_digest.as_deref() == Some(digest.as_str());
             let previous = if !same_tools {
-                Ledger::load_surface(storage, entry).await?
+                match Ledger::load_surface(storage, entry).await {
+                    Ok(previous) => previous,
+                    // A lost or damaged record (swept, deleted by hand) must not stop the run
+                    // for every server: this one starts a new baseline, and the row says why.
+                    Err(LedgerError::SurfaceUnreadable { key, problem }) => {
+                        lost_baseline = Some(format!(
+                            "the stored surface {key} cannot be used ({problem}); a new \
+                             baseline was recorded instead of a comparison"
+                        ));
+                        None
+                    }
+                    Err(error) => return Err(error.into()),
+                }
             } else if entry.identity != surface.identity {
                 Some(Surface {
                     identity: entry.identity.clone(),
@@ -776,6 +789,13 @@ async fn record_readable(
             changes.extend(repeats.changes);
             (LedgerStatus::Compared, changes)
         }
+    };
+    let status = match lost_baseline {
+        Some(note) => {
+            row.error = Some(note);
+            LedgerStatus::Created
+        }
+        None => status,
     };
     let already_stored =
         ledger.entry(key).and_then(|e| e.surface_key.as_deref()) == Some(surface_key.as_str());

@@ -153,3 +153,42 @@ async fn an_index_this_build_cannot_read_stops_the_sweep() {
     assert!(error.to_string().contains("\"future\""), "{error}");
     assert!(surface_records(&storage).await.contains(&orphan));
 }
+
+#[tokio::test]
+async fn a_lost_surface_record_starts_a_new_baseline_instead_of_failing_the_run() {
+    let peer = RmcpPeer::start(
+        surface("lost", "1", vec![tool("search", "Search")]),
+        RmcpMode::default(),
+    );
+    let other = RmcpPeer::start(
+        surface("other", "1", vec![tool("read", "Read")]),
+        RmcpMode::default(),
+    );
+    let (url, other_url) = (peer.url.to_string(), other.url.to_string());
+    let dir = RunDir::new();
+    let input = json!({"servers": [url, other_url], "ledger_name": "one"});
+    dir.run_ok(&input, None).await;
+    let lost_key = named(&dir, "one", &url);
+    let storage = LocalStorage::open_existing(dir.root());
+    storage
+        .delete_record(Store::Ledger, &lost_key)
+        .await
+        .unwrap();
+
+    peer.set_surface(surface(
+        "lost",
+        "2",
+        vec![tool("search", "Search"), tool("write", "Write")],
+    ));
+    dir.run_ok(&input, None).await;
+    let rows = actor::Rows::of(&dir);
+    let row = rows.server(&url);
+    assert_eq!(row["reason_code"], "OK", "{row}");
+    assert_eq!(row["ledger_status"], "created", "{row}");
+    assert!(row["error"].as_str().unwrap().contains(&lost_key), "{row}");
+    assert!(rows.changes_of(&url).is_empty(), "{:?}", rows.changes);
+    assert_eq!(rows.server(&other_url)["ledger_status"], "compared");
+    let new_key = named(&dir, "one", &url);
+    assert_ne!(new_key, lost_key);
+    assert!(surface_records(&storage).await.contains(&new_key));
+}
