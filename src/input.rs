@@ -26,8 +26,17 @@ pub const DEFAULT_SERVERS: [&str; 4] = [
     "https://api.githubcopilot.com/mcp/",
 ];
 
-/// The most servers one run accepts.
-pub const MAX_SERVERS: usize = 200;
+/// The most servers one run (or one shard of a sharded watch) reads: the ledger index of that
+/// many servers, with both views and their history, stays within the platform's 9 MiB record
+/// (measured in `ledger::tests`; see docs/sharding.md).
+pub const MAX_SERVERS: usize = 1000;
+
+/// The most shards a sharded watch may be split into ([`crate::shard`]).
+pub const MAX_SHARDS: usize = 20;
+
+/// The longest `ledger_name` of a sharded watch: the shards' ledgers are named
+/// `<ledger_name>-shard-<k>-of-<n>`, which must still be a valid record key.
+pub const MAX_SHARDED_LEDGER_NAME: usize = 100 - "-shard-20-of-20".len();
 
 /// A validated Actor input with every default applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +72,9 @@ pub struct Input {
     pub server_credentials: Vec<Arc<Credential>>,
     /// The MCP Registry search whose remote servers join the fleet, if any.
     pub registry: Option<RegistryQuery>,
+    /// Into how many shards the fleet is split; above 1 the run coordinates one run per shard
+    /// ([`crate::shard`]).
+    pub shards: usize,
 }
 
 /// One field that failed validation.
@@ -148,12 +160,19 @@ pub const MAX_CREDENTIALS: usize = 50;
 const REGISTRY_LIMIT: IntField = IntField {
     name: "registry.limit",
     min: 1,
-    max: MAX_SERVERS as u64,
+    max: (MAX_SERVERS * MAX_SHARDS) as u64,
     default: 100,
 };
 
+const SHARDS: IntField = IntField {
+    name: "shards",
+    min: 1,
+    max: MAX_SHARDS as u64,
+    default: 1,
+};
+
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 15] = [
+pub const KNOWN_FIELDS: [&str; 16] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -169,6 +188,7 @@ pub const KNOWN_FIELDS: [&str; 15] = [
     "fail_on",
     "server_credentials",
     "registry",
+    "shards",
 ];
 
 /// Collects problems while the fields are read, so all of them are reported at once.
@@ -222,7 +242,14 @@ impl Checker {
     }
 
     /// The server entries; the defaults only when neither `servers` nor `registry` names any.
-    fn servers(&mut self, map: &Map<String, Value>, has_registry: bool) -> Vec<Value> {
+    /// `shards` shards hold [`MAX_SERVERS`] each.
+    fn servers(
+        &mut self,
+        map: &Map<String, Value>,
+        has_registry: bool,
+        shards: usize,
+    ) -> Vec<Value> {
+        let most = MAX_SERVERS * shards;
         let defaults = || {
             if has_registry {
                 Vec::new()
@@ -233,11 +260,19 @@ impl Checker {
         match map.get("servers") {
             None | Some(Value::Null) => defaults(),
             Some(Value::Array(items)) if items.is_empty() => defaults(),
-            Some(Value::Array(items)) if items.len() > MAX_SERVERS => {
+            Some(Value::Array(items)) if items.len() > most => {
+                let needed = items.len().div_ceil(MAX_SERVERS);
+                let advice = if needed <= MAX_SHARDS {
+                    format!("set `shards` to {needed} or more (each shard holds {MAX_SERVERS})")
+                } else {
+                    format!(
+                        "split the fleet into several ledgers: at most {MAX_SHARDS} `shards` of {MAX_SERVERS}"
+                    )
+                };
                 self.refuse(
                     "servers",
                     format!(
-                        "must list 1 to {MAX_SERVERS} URLs (got {}); split the fleet into several ledgers",
+                        "must list 1 to {most} URLs with `shards` = {shards} (got {}); {advice}",
                         items.len()
                     ),
                 );
@@ -254,11 +289,22 @@ impl Checker {
         }
     }
 
-    fn ledger_name(&mut self, map: &Map<String, Value>) -> String {
+    fn ledger_name(&mut self, map: &Map<String, Value>, shards: usize) -> String {
         let rule = "must be 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( ), \
                     and must not start with \"surface-\" or \"insight.\" (reserved for the ledger's own records)";
         match map.get("ledger_name") {
             None | Some(Value::Null) => "DEFAULT".to_string(),
+            Some(Value::String(name)) if shards > 1 && name.len() > MAX_SHARDED_LEDGER_NAME => {
+                self.refuse(
+                    "ledger_name",
+                    format!(
+                        "must be at most {MAX_SHARDED_LEDGER_NAME} characters when `shards` is above 1 \
+                         (the shards' ledgers add \"-shard-<k>-of-<n>\"; got {} characters)",
+                        name.len()
+                    ),
+                );
+                String::new()
+            }
             Some(Value::String(name))
                 if is_valid_record_key(name) && !crate::ledger::is_reserved_name(name) =>
             {
@@ -551,9 +597,10 @@ impl Input {
             }
         }
         let registry = check.registry(map);
+        let shards = check.int(map, &SHARDS) as usize;
         let input = Input {
-            servers: check.servers(map, registry.is_some()),
-            ledger_name: check.ledger_name(map),
+            servers: check.servers(map, registry.is_some(), shards),
+            ledger_name: check.ledger_name(map, shards),
             alert_on: check.alert_on(map),
             request_timeout: Duration::from_secs(check.int(map, &REQUEST_TIMEOUT)),
             concurrency: check.int(map, &CONCURRENCY) as usize,
@@ -567,6 +614,7 @@ impl Input {
             fail_on: check.fail_on(map),
             server_credentials: check.server_credentials(map),
             registry,
+            shards,
         };
         if check.problems.is_empty() {
             Ok(input)
@@ -589,6 +637,11 @@ impl Input {
             }],
         })?;
         Input::from_value(Some(&value))
+    }
+
+    /// The most server entries the run's fleet may hold: [`MAX_SERVERS`] per shard.
+    pub fn max_fleet(&self) -> usize {
+        MAX_SERVERS * self.shards
     }
 
     /// The input echoed back with defaults applied, as the summary row shows it.

@@ -59,11 +59,15 @@ const HISTORY_FALLBACKS: [usize; 4] = [MAX_HISTORY, 25, 10, 0];
 pub const SURFACE_KEY_PREFIX: &str = "surface-";
 /// Key prefix of the insight cache records ([`crate::insight`]).
 pub const INSIGHT_KEY_PREFIX: &str = "insight.";
+/// Key prefix of the round records of sharded watches ([`crate::shard`]).
+pub const SHARDS_KEY_PREFIX: &str = "shards.";
 
-/// Whether `ledger_name` would share its key with a surface or insight record of the same
-/// store; such names are refused as input.
+/// Whether `ledger_name` would share its key with a surface, insight or shard-round record of
+/// the same store; such names are refused as input.
 pub fn is_reserved_name(ledger_name: &str) -> bool {
-    ledger_name.starts_with(SURFACE_KEY_PREFIX) || ledger_name.starts_with(INSIGHT_KEY_PREFIX)
+    [SURFACE_KEY_PREFIX, INSIGHT_KEY_PREFIX, SHARDS_KEY_PREFIX]
+        .iter()
+        .any(|prefix| ledger_name.starts_with(prefix))
 }
 
 /// Failures of loading or saving the ledger.

@@ -106,10 +106,11 @@ impl Fleet {
         let mut known: HashSet<String> = servers
             .iter()
             .filter_map(Value::as_str)
-            .filter_map(normalized)
+            .filter_map(crate::targets::normalized_url)
             .collect();
         for remote in found.remotes {
-            let key = normalized(&remote.url).unwrap_or_else(|| remote.url.clone());
+            let key =
+                crate::targets::normalized_url(&remote.url).unwrap_or_else(|| remote.url.clone());
             if !known.insert(key) {
                 continue;
             }
@@ -124,13 +125,6 @@ impl Fleet {
         fleet.skipped_stdio = found.skipped_stdio;
         fleet
     }
-}
-
-/// A URL as [`crate::targets`] compares entries: parsed, without fragment.
-fn normalized(text: &str) -> Option<String> {
-    let mut url = Url::parse(text.trim()).ok()?;
-    url.set_fragment(None);
-    Some(url.to_string())
 }
 
 /// Why the registry could not be read.
