@@ -392,7 +392,8 @@ pub struct ShardOutcome {
     pub ledger_name: String,
     /// Server entries assigned to it.
     pub servers: usize,
-    /// `succeeded`, `gate_tripped` (succeeded, and its `fail_on` gate tripped), `reused` (it
+    /// `succeeded`, `gate_tripped` (succeeded, and its `fail_on` gate tripped), `empty` (no
+    /// server hashed to it, so it did not run), `reused` (it
     /// succeeded in the earlier, interrupted round this run completed) or `failed`.
     pub status: String,
     /// The platform run that read it (sharded watches on the Apify platform).

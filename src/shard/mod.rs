@@ -28,7 +28,7 @@ use crate::registry::Fleet;
 use crate::report::{ChangeRow, ServerRow, ShardOutcome, SummaryRow};
 use crate::run::{self, EVENT_RUN_START, RunError, RunOptions, RunOutcome};
 use plan::ShardJob;
-use round::{FAILED, GATE_TRIPPED, REUSED, Round, SUCCEEDED, ShardRecord};
+use round::{EMPTY, FAILED, GATE_TRIPPED, REUSED, Round, SUCCEEDED, ShardRecord};
 
 /// How a shard's run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,11 +91,15 @@ pub async fn coordinate(
     }
     let jobs = plan::split(&fleet, input.shards, &input.ledger_name);
     let previous = Round::load(storage, &input.ledger_name).await;
-    let (reused, to_run): (Vec<&ShardJob>, Vec<&ShardJob>) = jobs.iter().partition(|job| {
-        previous
-            .as_ref()
-            .is_some_and(|round| round.reusable(job).is_some())
-    });
+    // Shards without servers do not run (a platform run would cost a start for nothing).
+    let (reused, to_run): (Vec<&ShardJob>, Vec<&ShardJob>) = jobs
+        .iter()
+        .filter(|job| !job.entries.is_empty())
+        .partition(|job| {
+            previous
+                .as_ref()
+                .is_some_and(|round| round.reusable(job).is_some())
+        });
     tracing::info!(
         shards = jobs.len(),
         run = to_run.len(),
@@ -126,6 +130,7 @@ pub async fn coordinate(
     for job in &jobs {
         let record = match to_run.iter().position(|j| j.shard == job.shard) {
             Some(position) => merged.add_run(job, &runs[position]),
+            None if job.entries.is_empty() => empty_record(job),
             None => merged.add_reused(job, previous.as_ref().and_then(|r| r.reusable(job))),
         };
         merged.records.push(record);
@@ -294,6 +299,17 @@ impl Merged {
     /// Shards that failed.
     fn failed(&self) -> usize {
         self.records.iter().filter(|r| !r.succeeded()).count()
+    }
+}
+
+/// The record of a shard without servers.
+fn empty_record(job: &ShardJob) -> ShardRecord {
+    let mut outcome = outcome_for(job, None, None);
+    outcome.status = EMPTY.into();
+    ShardRecord {
+        entries_digest: job.entries_digest(),
+        outcome,
+        summary: Some(SummaryRow::tally(&[], &[])),
     }
 }
 

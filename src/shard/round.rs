@@ -23,6 +23,8 @@ pub const SUCCEEDED: &str = "succeeded";
 pub const GATE_TRIPPED: &str = "gate_tripped";
 /// A shard's outcome status: taken over from the interrupted round this run completed.
 pub const REUSED: &str = "reused";
+/// A shard's outcome status: no server is assigned to it, so it did not run.
+pub const EMPTY: &str = "empty";
 /// A shard's outcome status: its run failed.
 pub const FAILED: &str = "failed";
 
