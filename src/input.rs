@@ -699,6 +699,10 @@ mod tests {
             ("max_run_seconds", 30, true),
             ("max_run_seconds", 3600, true),
             ("max_run_seconds", 3601, false),
+            ("shards", 0, false),
+            ("shards", 1, true),
+            ("shards", 20, true),
+            ("shards", 21, false),
         ];
         for (field, value, ok) in cases {
             let result = Input::from_value(Some(&json!({ *field: value })));
@@ -747,11 +751,59 @@ mod tests {
             input.servers,
             vec![json!("https://a.example/mcp"), json!(7)]
         );
-        let too_many: Vec<String> = (0..201).map(|i| format!("https://s{i}.example/")).collect();
-        let err = Input::from_value(Some(&json!({ "servers": too_many }))).unwrap_err();
-        assert_eq!(err.fields(), vec!["servers"]);
         let input = Input::from_value(Some(&json!({"servers": []}))).unwrap();
         assert_eq!(input.servers.len(), 4);
+    }
+
+    #[test]
+    fn a_fleet_larger_than_a_shard_needs_shards_and_the_error_says_how_many() {
+        let fleet = |n: usize| -> Vec<String> {
+            (0..n).map(|i| format!("https://s{i}.example/")).collect()
+        };
+        // (servers, shards, accepted, what the error must say)
+        let cases: &[(usize, u64, bool, &str)] = &[
+            (MAX_SERVERS, 1, true, ""),
+            (MAX_SERVERS + 1, 1, false, "set `shards` to 2 or more"),
+            (MAX_SERVERS + 1, 2, true, ""),
+            (2 * MAX_SERVERS + 1, 2, false, "set `shards` to 3 or more"),
+            (MAX_SERVERS * MAX_SHARDS, 20, true, ""),
+            (
+                MAX_SERVERS * MAX_SHARDS + 1,
+                20,
+                false,
+                "split the fleet into several ledgers",
+            ),
+        ];
+        for (count, shards, ok, says) in cases {
+            let input = json!({"servers": fleet(*count), "shards": shards});
+            match Input::from_value(Some(&input)) {
+                Ok(input) => {
+                    assert!(ok, "{count} servers in {shards} shards accepted");
+                    assert_eq!(input.shards as u64, *shards);
+                    assert_eq!(input.max_fleet(), MAX_SERVERS * *shards as usize);
+                }
+                Err(error) => {
+                    assert!(!ok, "{count} servers in {shards} shards refused: {error}");
+                    assert_eq!(error.fields(), vec!["servers"]);
+                    assert!(error.to_string().contains(says), "{error}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sharded_ledger_name_leaves_room_for_the_shard_suffix() {
+        let longest = "l".repeat(MAX_SHARDED_LEDGER_NAME);
+        let too_long = "l".repeat(MAX_SHARDED_LEDGER_NAME + 1);
+        assert!(Input::from_value(Some(&json!({"ledger_name": too_long}))).is_ok());
+        assert!(Input::from_value(Some(&json!({"ledger_name": longest, "shards": 20}))).is_ok());
+        let err =
+            Input::from_value(Some(&json!({"ledger_name": too_long, "shards": 2}))).unwrap_err();
+        assert_eq!(err.fields(), vec!["ledger_name"]);
+        assert!(err.to_string().contains("-shard-"), "{err}");
+        let suffixed =
+            crate::shard::plan::shard_ledger_name(&"l".repeat(MAX_SHARDED_LEDGER_NAME), 20, 20);
+        assert!(is_valid_record_key(&suffixed), "{suffixed}");
     }
 
     #[test]
@@ -774,7 +826,12 @@ mod tests {
 
     #[test]
     fn ledger_names_of_the_ledgers_own_records_are_refused() {
-        for name in ["surface-abc", "insight.DEFAULT", "insight."] {
+        for name in [
+            "surface-abc",
+            "insight.DEFAULT",
+            "insight.",
+            "shards.DEFAULT",
+        ] {
             let err = Input::from_value(Some(&json!({"ledger_name": name}))).unwrap_err();
             assert_eq!(err.fields(), vec!["ledger_name"], "{name}");
             assert!(err.to_string().contains("reserved"), "{err}");
@@ -905,7 +962,7 @@ mod tests {
         let cases = [
             (json!("github"), "registry"),
             (json!({"limit": 0}), "registry.limit"),
-            (json!({"limit": 201}), "registry.limit"),
+            (json!({"limit": 20_001}), "registry.limit"),
             (json!({"base_url": "ftp://r.example"}), "registry.base_url"),
             (
                 json!({"base_url": "https://u:p@r.example"}),

@@ -322,6 +322,19 @@ pub(crate) async fn gather_fleet(
                 over_limit = fleet.over_limit,
                 "MCP Registry read"
             );
+            if fleet.over_limit > 0 {
+                let message = format!(
+                    "{} registry servers left out: this run holds {} servers ({} per shard); \
+                     raise `shards` to watch them",
+                    fleet.over_limit,
+                    input.max_fleet(),
+                    crate::input::MAX_SERVERS
+                );
+                tracing::warn!("{message}");
+                if let Err(status) = storage.set_status_message(&message, false).await {
+                    tracing::warn!(%status, "cannot update the status message");
+                }
+            }
             fleet
         }
         Err(error) => {

@@ -12,6 +12,8 @@ mod counting_mcp;
 #[path = "support/netns.rs"]
 mod netns;
 mod platform_fake;
+#[path = "support/sample_rows.rs"]
+mod sample_rows;
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output, Stdio};
@@ -250,6 +252,10 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
         let broken_count = urls.iter().filter(|u| shard_of_url(u) == broken).count();
         assert_eq!(servers.len(), SERVERS - broken_count);
         assert_eq!(summary["shards_failed"], 1);
+        sample_rows::keep(
+            "sharded-watch-with-a-failed-shard",
+            &fake.state().datasets[DATASET],
+        );
         let failed = &summary["shards"][broken - 1];
         assert_eq!(failed["status"], "failed");
         assert!(
