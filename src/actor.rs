@@ -88,16 +88,25 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
 }
 
 /// On the platform, the runs of this Actor a sharded watch starts (same build; polls start
-/// at twice the API retry delay).
+/// at twice the API retry delay; waiting ends a minute before this run's own timeout).
 fn shard_runs(env: &PlatformEnv, api: &ApiClient) -> Option<Runs> {
     let actor_id = env.actor_id.clone().filter(|_| env.is_at_home)?;
-    Some(Runs::new(
-        api.clone(),
-        actor_id,
-        env.actor_build_number.clone(),
-        env.api_retry_base_delay * 2,
-    ))
+    Some(
+        Runs::new(
+            api.clone(),
+            actor_id,
+            env.actor_build_number.clone(),
+            env.api_retry_base_delay * 2,
+        )
+        .with_deadline(
+            env.timeout_at
+                .map(|timeout| timeout - chrono::Duration::seconds(SHARD_WAIT_MARGIN_SECONDS)),
+        ),
+    )
 }
+
+/// Time a sharded watch keeps, before its own timeout, to write the merged result.
+const SHARD_WAIT_MARGIN_SECONDS: i64 = 60;
 
 async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions) -> i32 {
     match run::run(storage, charging, options).await {

@@ -55,7 +55,13 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Runs the coordinator to the end, in an empty working directory, with only `vars`.
 async fn run_coordinator(fake: &FakeApify) -> Output {
+    run_coordinator_with(fake, Vec::new()).await
+}
+
+/// Runs the coordinator with `extra` variables added.
+async fn run_coordinator_with(fake: &FakeApify, extra: Vec<(String, String)>) -> Output {
     let mut vars = fake.env_vars();
+    vars.extend(extra);
     vars.extend(pricing_env());
     vars.push(("ACTOR_ID".into(), ACTOR.into()));
     vars.push(("ACTOR_BUILD_NUMBER".into(), "0.1.7".into()));
@@ -292,5 +298,50 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
             .count();
         assert_eq!(reused, busy.len() - 1);
         assert_eq!(fake.state().run["id"], RUN_ID);
+    });
+}
+
+#[test]
+fn platform_coordinator_stops_waiting_before_its_own_timeout() {
+    if let Place::Done = run_inside("platform_coordinator_stops_waiting_before_its_own_timeout") {
+        return;
+    }
+    runtime().block_on(async {
+        let fake = FakeApify::start().await;
+        fake.with_actor(BINARY, pricing_env());
+        let mcp = CountingMcp::start(PUBLIC_IP).await;
+        // The server answers after 4 s, so its shard's run is still going when the
+        // coordinator, whose platform timeout is 62 s away, stops waiting after 2 s.
+        let slow = surface("slow", "1", vec![tool("wait", "Waits")]);
+        mcp.serve_after("/slow", slow, std::time::Duration::from_secs(4));
+        let input = json!({"servers": [mcp.url("/slow")], "ledger_name": "late", "shards": 2});
+        fake.state().records.insert(
+            (DEFAULT_STORE.to_string(), "INPUT".to_string()),
+            (
+                serde_json::to_vec(&input).unwrap(),
+                "application/json".to_string(),
+            ),
+        );
+        let timeout_at = chrono::Utc::now() + chrono::Duration::seconds(62);
+        let extra = vec![("ACTOR_TIMEOUT_AT".to_string(), timeout_at.to_rfc3339())];
+        let started = std::time::Instant::now();
+        let output = run_coordinator_with(&fake, extra).await;
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(4),
+            "it did not wait"
+        );
+        assert_exit(&fake, &output, 3);
+        let (servers, summary) = coordinator_rows(&fake);
+        assert!(servers.is_empty());
+        assert_eq!(summary["shards_failed"], 1);
+        let shard = shard_of(&json!(mcp.url("/slow")), 2);
+        let late = &summary["shards"][shard - 1];
+        assert_eq!(late["status"], "failed");
+        let error = late["error"].as_str().unwrap();
+        assert!(error.contains("still RUNNING"), "{error}");
+        assert!(
+            late["run_id"].as_str().unwrap().starts_with("run-"),
+            "{late}"
+        );
     });
 }

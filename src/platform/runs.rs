@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use reqwest::Method;
 use serde::Deserialize;
 use serde_json::Value;
@@ -62,6 +63,7 @@ pub struct Runs {
     actor_id: String,
     build: Option<String>,
     first_poll_delay: Duration,
+    deadline: Option<DateTime<Utc>>,
 }
 
 impl Runs {
@@ -78,7 +80,15 @@ impl Runs {
             actor_id,
             build,
             first_poll_delay,
+            deadline: None,
         }
+    }
+
+    /// Stops waiting for runs at `deadline` (the coordinator's own end, less the time it needs
+    /// to write the merged result): a run still going then is reported, not waited for.
+    pub fn with_deadline(mut self, deadline: Option<DateTime<Utc>>) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// Starts a run with `input` as its INPUT, charging at most `max_total` (unlimited: `None`).
@@ -108,6 +118,15 @@ impl Runs {
             let info = run_info(self.api.send(request).await?.data())?;
             if info.is_finished() {
                 return Ok(info);
+            }
+            if self
+                .deadline
+                .is_some_and(|deadline| Utc::now() + delay >= deadline)
+            {
+                return Err(ApiError::Client(format!(
+                    "run {id} was still {} when this run had to stop waiting for it",
+                    info.status
+                )));
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(MAX_POLL_DELAY);
