@@ -42,8 +42,9 @@ pub const SURFACE_FORMAT: u32 = 2;
 const MAX_SURFACE_JSON_BYTES: u64 = 256 * 1024 * 1024;
 /// What surface records are stored as.
 const SURFACE_CONTENT_TYPE: &str = "application/gzip";
-/// The most servers one ledger keeps; the least recently seen are dropped beyond it.
-pub const MAX_SERVERS: usize = 500;
+/// The most entries one ledger keeps; the least recently seen are dropped beyond it. Room for
+/// both views (anonymous and authenticated) of a full run of [`crate::input::MAX_SERVERS`].
+pub const MAX_SERVERS: usize = 2 * crate::input::MAX_SERVERS;
 /// The most history items kept per server.
 pub const MAX_HISTORY: usize = 50;
 /// The largest server identity (name, title, version, instructions, as JSON) a ledger entry
@@ -435,9 +436,10 @@ impl Ledger {
         }
     }
 
-    /// Serializes the index record.
+    /// Serializes the index record: compact JSON (indentation would cost the history of a
+    /// full shard its room; see `tests/ledger_capacity.rs`).
     pub fn to_record(&self) -> Record {
-        Record::json(serde_json::to_vec_pretty(self).unwrap_or_default())
+        Record::json(serde_json::to_vec(self).unwrap_or_default())
     }
 
     /// The index record, within `limit` bytes: when it is too large, every server's history
