@@ -11,7 +11,7 @@ use crate::mcp::Era;
 use crate::platform::{
     ApiClient, ApifyStorage, Charging, LocalStorage, PlatformEnv, Runs, Storage,
 };
-use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunOptions};
+use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunError, RunOptions};
 
 /// What the operator chose on the command line for an Actor run.
 #[derive(Debug, Clone, Default)]
@@ -127,6 +127,14 @@ async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions
         }
         Err(error) => {
             tracing::error!("{error}");
+            if !matches!(error, RunError::Input(_)) {
+                // Refused input already said so; anything else ends with the reason, so that a
+                // person (or the coordinator of a sharded watch) sees why the run failed.
+                let message = format!("Run failed: {error}");
+                if let Err(status) = storage.set_status_message(&message, true).await {
+                    tracing::warn!(%status, "cannot set the final status message");
+                }
+            }
             error.exit_code()
         }
     }

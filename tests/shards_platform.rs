@@ -264,9 +264,11 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
         );
         let failed = &summary["shards"][broken - 1];
         assert_eq!(failed["status"], "failed");
+        let error = failed["error"].as_str().unwrap();
+        assert!(error.contains("exit code 3"), "{failed}");
         assert!(
-            failed["error"].as_str().unwrap().contains("exit code 3"),
-            "{failed}"
+            error.contains("Run failed: the ledger record"),
+            "the shard's own reason: {failed}"
         );
         let message = &fake.state().status_messages.last().unwrap().0.clone();
         assert!(message.contains(&broken_key.1), "{message}");

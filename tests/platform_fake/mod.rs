@@ -255,6 +255,7 @@ fn start_run(
     run["actId"] = json!(actor);
     run["status"] = json!("RUNNING");
     run["exitCode"] = Value::Null;
+    run["statusMessage"] = Value::Null;
     run["defaultKeyValueStoreId"] = json!(store);
     run["defaultDatasetId"] = json!(dataset);
     run["buildNumber"] = json!(query.get("build"));
