@@ -18,7 +18,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ApiClient, ApiError, Usd};
+use super::{ApiClient, ApiError, Item, Usd};
 
 /// How long one `waitForFinish` call may be held open by the platform (its maximum is 60 s).
 const WAIT_FOR_FINISH_SECONDS: &str = "60";
@@ -133,8 +133,8 @@ impl Runs {
         }
     }
 
-    /// Every item of dataset `id`, in order.
-    pub async fn dataset_items(&self, id: &str) -> Result<Vec<Value>, ApiError> {
+    /// Every item of dataset `id`, in order, each as its JSON.
+    pub async fn dataset_items(&self, id: &str) -> Result<Vec<Item>, ApiError> {
         let mut items = Vec::new();
         loop {
             let request = self
@@ -149,7 +149,9 @@ impl Runs {
                 ApiError::Client(format!("dataset {id} items are not a JSON array: {e}"))
             })?;
             let last_page = page.len() < ITEMS_PAGE;
-            items.extend(page);
+            for value in page {
+                items.push(Item::of(&value).map_err(|e| ApiError::Client(e.to_string()))?);
+            }
             if last_page {
                 return Ok(items);
             }

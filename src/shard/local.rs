@@ -6,8 +6,6 @@
 
 use std::sync::Mutex;
 
-use serde_json::Value;
-
 use super::{ShardEnd, ShardRun, ShardRunner, plan::ShardJob};
 use crate::input::Input;
 use crate::platform::{Charging, Item, Record, Storage, StorageError, Store, Usd};
@@ -54,10 +52,7 @@ impl<S: Storage> ShardRunner for InProcess<'_, S> {
             end,
             run_id: None,
             dataset_id: None,
-            items: items
-                .iter()
-                .filter_map(|item| serde_json::from_slice::<Value>(item.as_bytes()).ok())
-                .collect(),
+            items,
         }
     }
 }

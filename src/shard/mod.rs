@@ -51,8 +51,8 @@ pub struct ShardRun {
     pub run_id: Option<String>,
     /// That run's dataset.
     pub dataset_id: Option<String>,
-    /// Its dataset rows.
-    pub items: Vec<Value>,
+    /// Its dataset rows, as JSON.
+    pub items: Vec<Item>,
 }
 
 /// Runs one shard: as a platform run ([`remote::PlatformRuns`]) or in this process
@@ -126,10 +126,12 @@ pub async fn coordinate(
             run_all(&runner, &to_run, &budgets).await
         }
     };
+    let mut runs: std::collections::HashMap<usize, ShardRun> =
+        to_run.iter().map(|job| job.shard).zip(runs).collect();
     let mut merged = Merged::new(&fleet);
     for job in &jobs {
-        let record = match to_run.iter().position(|j| j.shard == job.shard) {
-            Some(position) => merged.add_run(job, &runs[position]),
+        let record = match runs.remove(&job.shard) {
+            Some(run) => merged.add_run(job, run),
             None if job.entries.is_empty() => empty_record(job),
             None => merged.add_reused(job, previous.as_ref().and_then(|r| r.reusable(job))),
         };
@@ -202,12 +204,12 @@ impl Merged {
     }
 
     /// Takes in the rows of a shard that ran now.
-    fn add_run(&mut self, job: &ShardJob, run: &ShardRun) -> ShardRecord {
-        let mut outcome = outcome_for(job, run.run_id.clone(), run.dataset_id.clone());
-        let summary = match &run.end {
-            ShardEnd::Succeeded { gate_tripped } => match self.take_rows(&run.items) {
+    fn add_run(&mut self, job: &ShardJob, run: ShardRun) -> ShardRecord {
+        let mut outcome = outcome_for(job, run.run_id, run.dataset_id);
+        let summary = match run.end {
+            ShardEnd::Succeeded { gate_tripped } => match self.take_rows(run.items) {
                 Ok(summary) => {
-                    outcome.status = if *gate_tripped {
+                    outcome.status = if gate_tripped {
                         GATE_TRIPPED
                     } else {
                         SUCCEEDED
@@ -221,7 +223,7 @@ impl Merged {
                 }
             },
             ShardEnd::Failed(why) => {
-                outcome.error = Some(why.clone());
+                outcome.error = Some(why);
                 None
             }
         };
@@ -265,29 +267,31 @@ impl Merged {
         record
     }
 
-    /// Sorts a shard's rows into this result; returns its summary row.
-    fn take_rows(&mut self, items: &[Value]) -> Result<SummaryRow, String> {
+    /// Sorts a shard's rows into this result (each parsed straight from its JSON, which is
+    /// then dropped); returns its summary row.
+    fn take_rows(&mut self, items: Vec<Item>) -> Result<SummaryRow, String> {
+        /// Only the field that tells the row types apart.
+        #[derive(serde::Deserialize)]
+        struct Kind {
+            record_type: String,
+        }
+        let unreadable = |e: serde_json::Error| format!("a row of the shard cannot be read: {e}");
         let mut summary = None;
         let (mut servers, mut changes) = (Vec::new(), Vec::new());
         for item in items {
-            let unreadable =
-                |e: serde_json::Error| format!("a row of the shard cannot be read: {e}");
-            match item.get("record_type").and_then(Value::as_str) {
-                Some("server") => {
-                    let mut row: ServerRow =
-                        serde_json::from_value(item.clone()).map_err(unreadable)?;
+            let bytes = item.as_bytes();
+            let kind: Kind = serde_json::from_slice(bytes).map_err(unreadable)?;
+            match kind.record_type.as_str() {
+                "server" => {
+                    let mut row: ServerRow = serde_json::from_slice(bytes).map_err(unreadable)?;
                     if let Some(name) = self.registry_names.get(&row.server_url) {
                         row.registry_name = Some(name.clone());
                     }
                     servers.push(row);
                 }
-                Some("change") => {
-                    changes.push(serde_json::from_value(item.clone()).map_err(unreadable)?)
-                }
-                Some("summary") => {
-                    summary = Some(serde_json::from_value(item.clone()).map_err(unreadable)?)
-                }
-                _ => return Err(format!("the shard wrote a row of no known type: {item}")),
+                "change" => changes.push(serde_json::from_slice(bytes).map_err(unreadable)?),
+                "summary" => summary = Some(serde_json::from_slice(bytes).map_err(unreadable)?),
+                other => return Err(format!("the shard wrote a row of unknown type {other:?}")),
             }
         }
         let summary = summary.ok_or("the shard's run wrote no summary row")?;
