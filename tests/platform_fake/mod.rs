@@ -215,6 +215,13 @@ impl FakeApify {
     }
 }
 
+/// The query parameters of `uri`.
+fn query_map(uri: &Uri) -> HashMap<String, String> {
+    url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+        .into_owned()
+        .collect()
+}
+
 fn error(status: u16, error_type: &str, message: &str) -> Response {
     let status = StatusCode::from_u16(status).unwrap();
     let body = json!({"error": {"type": error_type, "message": message}});
@@ -370,10 +377,7 @@ async fn handle(
         (Method::GET, ["v2", "key-value-stores", store, "keys"]) => {
             // Pages of at most `limit` (here never more than 2, to exercise paging), after
             // `exclusiveStartKey`, in key order, as the API lists them.
-            let query: HashMap<String, String> =
-                url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-                    .into_owned()
-                    .collect();
+            let query = query_map(&uri);
             let limit = query
                 .get("limit")
                 .and_then(|l| l.parse::<usize>().ok())
@@ -442,17 +446,11 @@ async fn handle(
             empty_created()
         }
         (Method::POST, ["v2", "acts", actor, "runs"]) => {
-            let query: HashMap<String, String> =
-                url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-                    .into_owned()
-                    .collect();
+            let query = query_map(&uri);
             start_run(&shared, &mut state, actor, &query, &body)
         }
         (Method::GET, ["v2", "datasets", dataset, "items"]) => {
-            let query: HashMap<String, String> =
-                url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-                    .into_owned()
-                    .collect();
+            let query = query_map(&uri);
             let number = |name: &str, default: usize| {
                 query
                     .get(name)
@@ -490,24 +488,7 @@ async fn handle(
                 json!({"id": run, "statusMessage": message, "isStatusMessageTerminal": terminal}),
             )
         }
-        (Method::POST, ["v2", "actor-runs", run, "charge"]) if *run != RUN_ID => {
-            let Ok(charge) = serde_json::from_slice::<Value>(&body) else {
-                return error(400, "invalid-input", "body must be JSON");
-            };
-            let key = headers
-                .get("idempotency-key")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_string();
-            let record = Charge {
-                event: charge["eventName"].as_str().unwrap_or("").to_string(),
-                count: charge["count"].as_u64().unwrap_or(0),
-                idempotency_key: key,
-            };
-            state.child_charges.push((run.to_string(), record));
-            empty_created()
-        }
-        (Method::POST, ["v2", "actor-runs", run, "charge"]) if *run == RUN_ID => {
+        (Method::POST, ["v2", "actor-runs", run, "charge"]) => {
             let Ok(charge) = serde_json::from_slice::<Value>(&body) else {
                 return error(400, "invalid-input", "body must be JSON");
             };
@@ -521,13 +502,25 @@ async fn handle(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string();
-            let seen = !key.is_empty() && state.charges.iter().any(|c| c.idempotency_key == key);
+            let charge = Charge {
+                event: event.to_string(),
+                count,
+                idempotency_key: key,
+            };
+            if *run != RUN_ID {
+                if !state.runs.contains_key(*run) {
+                    return error(404, "record-not-found", "Actor run was not found");
+                }
+                state.child_charges.push((run.to_string(), charge));
+                return empty_created();
+            }
+            let seen = !charge.idempotency_key.is_empty()
+                && state
+                    .charges
+                    .iter()
+                    .any(|c| c.idempotency_key == charge.idempotency_key);
             if !seen {
-                state.charges.push(Charge {
-                    event: event.to_string(),
-                    count,
-                    idempotency_key: key,
-                });
+                state.charges.push(charge);
             }
             empty_created()
         }
