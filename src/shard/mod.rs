@@ -107,25 +107,20 @@ pub async fn coordinate(
         servers = fleet.entries.len(),
         "sharded watch"
     );
+    let progress = format!(
+        "Running {} shards of {} servers ({} reused from the interrupted round)",
+        to_run.len(),
+        fleet.entries.len(),
+        reused.len()
+    );
+    if let Err(error) = storage.set_status_message(&progress, false).await {
+        tracing::warn!(%error, "cannot update the status message");
+    }
     let budgets = plan::budget_shares(charging.remaining(), to_run.len());
-    let runs = match &options.shard_runs {
-        Some(runs) => {
-            let runner = remote::PlatformRuns {
-                runs,
-                input: &raw_input,
-            };
-            run_all(&runner, &to_run, &budgets).await
-        }
-        None => {
-            let runner = local::InProcess {
-                storage,
-                charging,
-                options,
-                input: &input,
-            };
-            run_all(&runner, &to_run, &budgets).await
-        }
-    };
+    let runs = run_shards(
+        storage, charging, options, &input, &raw_input, &to_run, &budgets,
+    )
+    .await;
     let mut runs: std::collections::HashMap<usize, ShardRun> =
         to_run.iter().map(|job| job.shard).zip(runs).collect();
     let mut merged = Merged::new(&fleet);
@@ -152,6 +147,36 @@ pub async fn coordinate(
             .any(|r| r.outcome.status == GATE_TRIPPED),
         failed_shards: round.shards.iter().filter(|r| !r.succeeded()).count(),
     })
+}
+
+/// Runs the shards as platform runs when the platform is there, else in this process.
+async fn run_shards(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: &RunOptions,
+    input: &Input,
+    raw_input: &Value,
+    jobs: &[&ShardJob],
+    budgets: &[Option<Usd>],
+) -> Vec<ShardRun> {
+    match &options.shard_runs {
+        Some(runs) => {
+            let runner = remote::PlatformRuns {
+                runs,
+                input: raw_input,
+            };
+            run_all(&runner, jobs, budgets).await
+        }
+        None => {
+            let runner = local::InProcess {
+                storage,
+                charging,
+                options,
+                input,
+            };
+            run_all(&runner, jobs, budgets).await
+        }
+    }
 }
 
 /// Runs every job at once (platform runs in parallel, or tasks of this process).
