@@ -17,6 +17,7 @@ use crate::diff::ChangeClass;
 use crate::gate::FailOn;
 use crate::net::Credential;
 use crate::registry::{self, RegistryQuery};
+use crate::surface::validity::json_type as type_name;
 
 /// The four public servers read when `servers` is missing or empty.
 pub const DEFAULT_SERVERS: [&str; 4] = [
@@ -555,17 +556,6 @@ fn credential_entry(item: &Value) -> Result<Credential, String> {
     let header = text("header").unwrap_or("Authorization");
     let value = text("value").ok_or("needs \"value\" as text (the secret header value)")?;
     Credential::new(origin, header, value).map_err(|e| e.to_string())
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 impl Input {
