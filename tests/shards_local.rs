@@ -12,6 +12,8 @@ mod support;
 use std::collections::BTreeSet;
 
 use actor::{Rows, RunDir};
+use mcp_surface_ledger::platform::LocalStorage;
+use mcp_surface_ledger::serve::store::LedgerReader;
 use mcp_surface_ledger::shard::plan::shard_of;
 use serde_json::{Value, json};
 use support::rmcp_peer::{RmcpMode, RmcpPeer};
@@ -146,6 +148,25 @@ async fn shards_keep_their_own_ledgers_and_the_coordinator_merges_their_rows() {
     assert_eq!(added.len(), 1, "{:?}", rows.changes);
     assert_eq!(added[0]["server_url"], all[4].as_str());
     assert_eq!(added[0]["tool_name"], "delete_all");
+
+    // `serve` answers for the watch as a whole: every shard's servers, and each server's
+    // history and surface from the shard its URL belongs to.
+    let reader = LedgerReader::new(LocalStorage::open_existing(dir.root()));
+    let view = reader.servers("fleet").await.unwrap();
+    assert_eq!(view.ledger_name, "fleet");
+    let listed: BTreeSet<String> = view.servers.iter().map(|s| s.server_url.clone()).collect();
+    let expected: BTreeSet<String> = grown.iter().cloned().collect();
+    assert_eq!(listed, expected);
+    let changes = reader.changes("fleet", &all[4], None).await.unwrap();
+    assert_eq!(changes.changes_total, 1);
+    let shard = shard_of(&json!(all[4]), SHARDS);
+    assert_eq!(
+        changes.ledger_name,
+        format!("fleet-shard-{shard}-of-{SHARDS}")
+    );
+    let surface = reader.surface("fleet", &all[4]).await.unwrap();
+    assert_eq!(surface.tools_total, 2);
+    assert!(reader.servers("no-such-watch").await.is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,6 +22,8 @@ use crate::ledger::{self, Entry, HistoryItem, Ledger, MAX_HISTORY};
 use crate::platform::{Storage, Store};
 use crate::report::summarize_tools;
 use crate::risk::Risk;
+use crate::shard::plan::{shard_ledger_name, shard_of};
+use crate::shard::round::Round;
 use crate::surface::Surface;
 
 /// How many surface risks are remembered before the memory starts over.
@@ -141,18 +143,22 @@ impl<S: Storage> LedgerReader<S> {
         }
     }
 
-    /// The watched servers of `ledger_name`.
+    /// The watched servers of `ledger_name` (of every shard, for a sharded watch).
     pub async fn servers(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
-        let ledger = self.ledger(ledger_name).await?;
-        let mut insight = None;
-        let mut servers = Vec::with_capacity(ledger.servers.len());
-        for entry in ledger.servers.values() {
-            let risk = self.risk_of(ledger_name, entry, &mut insight).await;
-            servers.push(server_view(entry, risk));
+        let ledgers = self.ledgers(ledger_name).await?;
+        let mut servers = Vec::new();
+        let mut updated_at = None;
+        for ledger in &ledgers {
+            let mut insight = None;
+            for entry in ledger.servers.values() {
+                let risk = self.risk_of(&ledger.ledger_name, entry, &mut insight).await;
+                servers.push(server_view(entry, risk));
+            }
+            updated_at = updated_at.max(Some(ledger.updated_at));
         }
         Ok(ServersView {
-            ledger_name: ledger.ledger_name,
-            updated_at: ledger.updated_at,
+            ledger_name: ledger_name.to_string(),
+            updated_at: updated_at.unwrap_or_else(Utc::now),
             servers_total: servers.len(),
             servers,
         })
@@ -165,7 +171,7 @@ impl<S: Storage> LedgerReader<S> {
         server_url: &str,
         since: Option<DateTime<Utc>>,
     ) -> Result<ChangesView, ServeError> {
-        let ledger = self.ledger(ledger_name).await?;
+        let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let changes: Vec<ChangeView> = entry
             .history
@@ -189,7 +195,7 @@ impl<S: Storage> LedgerReader<S> {
         ledger_name: &str,
         server_url: &str,
     ) -> Result<SurfaceView, ServeError> {
-        let ledger = self.ledger(ledger_name).await?;
+        let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let surface = self
             .stored_surface(entry)
@@ -209,16 +215,55 @@ impl<S: Storage> LedgerReader<S> {
         })
     }
 
-    /// The index of `ledger_name`; a missing record is an error here (nothing to answer about).
-    async fn ledger(&self, ledger_name: &str) -> Result<Ledger, ServeError> {
+    /// The ledgers `ledger_name` stands for: its index, or for a sharded watch (a round record
+    /// and no index of that name) the index of every shard that has one. Nothing is an error
+    /// here (nothing to answer about).
+    async fn ledgers(&self, ledger_name: &str) -> Result<Vec<Ledger>, ServeError> {
         check_ledger_name(ledger_name)?;
+        if let Some(ledger) = self.index(ledger_name).await? {
+            return Ok(vec![ledger]);
+        }
+        let round = Round::load(&self.storage, ledger_name)
+            .await
+            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
+        let mut ledgers = Vec::new();
+        for shard in 1..=round.of {
+            let name = shard_ledger_name(ledger_name, shard, round.of);
+            ledgers.extend(self.index(&name).await?);
+        }
+        Ok(ledgers)
+    }
+
+    /// The ledger that holds `server_url`: the index of `ledger_name`, or for a sharded watch
+    /// the index of the shard the URL belongs to.
+    async fn ledger_of(&self, ledger_name: &str, server_url: &str) -> Result<Ledger, ServeError> {
+        check_ledger_name(ledger_name)?;
+        if let Some(ledger) = self.index(ledger_name).await? {
+            return Ok(ledger);
+        }
+        let round = Round::load(&self.storage, ledger_name)
+            .await
+            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
+        let shard = shard_of(&Value::String(server_url.to_string()), round.of);
+        let name = shard_ledger_name(ledger_name, shard, round.of);
+        self.index(&name)
+            .await?
+            .ok_or_else(|| ServeError::NoServer {
+                ledger_name: ledger_name.to_string(),
+                server_url: server_url.to_string(),
+            })
+    }
+
+    /// The index record `ledger_name`, if there is one.
+    async fn index(&self, ledger_name: &str) -> Result<Option<Ledger>, ServeError> {
         let record = self
             .storage
             .get_record(Store::Ledger, ledger_name)
             .await
-            .map_err(|e| ServeError::Storage(e.to_string()))?
-            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
-        Ledger::from_bytes(ledger_name, &record.bytes)
+            .map_err(|e| ServeError::Storage(e.to_string()))?;
+        record
+            .map(|record| Ledger::from_bytes(ledger_name, &record.bytes))
+            .transpose()
             .map_err(|e| ServeError::LedgerUnreadable(e.to_string()))
     }
 
