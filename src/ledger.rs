@@ -16,7 +16,7 @@
 //! - an unreadable or newer-format index is never overwritten: the run stops instead.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 
 use chrono::{DateTime, Utc};
 use flate2::Compression;
@@ -40,10 +40,15 @@ pub const SURFACE_FORMAT: u32 = 2;
 /// The most bytes a stored surface may inflate to; a damaged or hostile record beyond it is
 /// refused instead of exhausting memory.
 const MAX_SURFACE_JSON_BYTES: u64 = 256 * 1024 * 1024;
+/// The gzip level of surface records: 3 makes records about 3 % larger than the default level
+/// 6 on real tool lists, for a third of the CPU (measured in `docs/performance.md`).
+const SURFACE_COMPRESSION_LEVEL: u32 = 3;
 /// What surface records are stored as.
 const SURFACE_CONTENT_TYPE: &str = "application/gzip";
-/// The most servers one ledger keeps; the least recently seen are dropped beyond it.
-pub const MAX_SERVERS: usize = 500;
+/// The most entries one ledger keeps; the least recently seen are dropped beyond it. A run
+/// reads at most 1,000 servers, each in up to two views (anonymous and authenticated); the
+/// index of 2,000 entries with full histories is measured in `docs/performance.md`.
+pub const MAX_SERVERS: usize = 2000;
 /// The most history items kept per server.
 pub const MAX_HISTORY: usize = 50;
 /// The largest server identity (name, title, version, instructions, as JSON) a ledger entry
@@ -200,9 +205,15 @@ impl StoredSurface {
             identity: &surface.identity,
             tools: surface.tools.iter().map(|t| &t.raw).collect(),
         };
-        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-        // Writing into a Vec cannot fail; serde_json cannot fail on a Value tree.
-        let _ = serde_json::to_writer(&mut encoder, &view);
+        // The JSON is built first and compressed in one call: serializing straight into the
+        // encoder hands it thousands of tiny writes, each a compressor call (4x slower).
+        // serde_json cannot fail on a Value tree; writing into a Vec cannot fail.
+        let json = serde_json::to_vec(&view).unwrap_or_default();
+        let mut encoder = GzEncoder::new(
+            Vec::with_capacity(json.len() / 4),
+            Compression::new(SURFACE_COMPRESSION_LEVEL),
+        );
+        let _ = encoder.write_all(&json);
         Record {
             bytes: encoder.finish().unwrap_or_default(),
             content_type: SURFACE_CONTENT_TYPE.to_string(),
@@ -721,5 +732,88 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("ledger_name"), "{error}");
+    }
+
+    /// A ledger of `servers` entries as a real fleet fills it: identities with instructions,
+    /// a stored surface each, and a full history of schema and description changes.
+    fn realistic_ledger(servers: usize) -> Ledger {
+        let mut ledger = Ledger::empty("fleet");
+        let identity = ServerIdentity {
+            name: Some("io.github.example/issue-tracker-mcp-server".into()),
+            title: Some("Issue Tracker MCP Server".into()),
+            version: Some("1.6.0".into()),
+            protocol_version: Some("2026-07-28".into()),
+            instructions: Some(
+                "Use these tools to read and change issues, pull requests and workflows of the \
+                 repositories the user names. Ask before anything that writes. "
+                    .repeat(3),
+            ),
+        };
+        let tools: Vec<Value> = (0..50)
+            .map(|i| json!({"name": format!("tool_number_{i}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        let surface = Surface::from_tools(identity, tools).unwrap();
+        let digest = surface.tool_digest();
+        for i in 0..servers {
+            // Half of the entries are the authenticated view of a server.
+            let url = if i % 2 == 0 {
+                format!("https://mcp-{i}.tools.example.com/v1/mcp")
+            } else {
+                format!("https://mcp-{}.tools.example.com/v1/mcp#authenticated", i - 1)
+            };
+            let changes: Vec<Change> = (0..MAX_HISTORY)
+                .map(|n| {
+                    let class = if n % 2 == 0 {
+                        ChangeClass::InputSchemaChanged
+                    } else {
+                        ChangeClass::ToolDescriptionChanged
+                    };
+                    let field = if n % 2 == 0 {
+                        "inputSchema"
+                    } else {
+                        "description"
+                    };
+                    let tool = format!("tool_number_{n}");
+                    Change::new(class, Some(&tool), field, None, None, Severity::Medium)
+                })
+                .collect();
+            ledger.apply(
+                &url,
+                at(i as i64),
+                Update::Readable {
+                    surface: &surface,
+                    tool_digest: digest.clone(),
+                    surface_key: StoredSurface::key_for(&surface.identity, &format!("{i}")),
+                    era: Era::Modern,
+                    transport: "streamable-http".into(),
+                    auth: AuthState::default(),
+                    repeated_keys: Vec::new(),
+                },
+                &changes,
+            );
+        }
+        ledger
+    }
+
+    #[test]
+    fn the_index_of_a_full_ledger_fits_one_record_with_its_history() {
+        for servers in [1000, MAX_SERVERS] {
+            let mut ledger = realistic_ledger(servers);
+            assert!(ledger.servers.values().all(|e| e.history.len() == MAX_HISTORY));
+            let record = ledger.record_within(MAX_RECORD_BYTES).unwrap();
+            // The figures of docs/performance.md (`-- --nocapture` prints them).
+            println!(
+                "index of {servers} entries with {MAX_HISTORY} history items each: {} bytes",
+                record.bytes.len()
+            );
+            assert!(
+                ledger
+                    .servers
+                    .values()
+                    .all(|e| e.history.len() == MAX_HISTORY),
+                "{servers} entries lost history"
+            );
+            assert_eq!(Ledger::from_bytes("fleet", &record.bytes).unwrap(), ledger);
+        }
     }
 }

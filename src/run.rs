@@ -12,6 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
 
@@ -116,15 +119,28 @@ struct Prepared {
     insight: Arc<ToolSummaries>,
     /// `(tool name, pointer)` of every object key the served JSON repeated.
     repeated_keys: Vec<(String, String)>,
+    /// The compressed surface record, built here when the ledger does not name this surface
+    /// yet (a first read or a change), so compressing happens on both cores during probing
+    /// instead of one after the other while outcomes are recorded.
+    record: Option<Record>,
+}
+
+/// What the ledger already holds for a server, handed to its probe task.
+#[derive(Debug, Default)]
+struct Known {
+    /// The surface key the ledger entry names.
+    surface_key: Option<String>,
+    /// Insight an earlier run computed for that surface key.
+    insight: Option<Arc<ToolSummaries>>,
 }
 
 /// Insight an earlier run computed, with the surface key it belongs to.
 type CachedInsight = (String, Arc<ToolSummaries>);
 
 impl Prepared {
-    /// Builds the surface and its insight; the cached insight is reused when the surface key
-    /// is the one it was computed for.
-    fn of(mut observation: Observation, cached: Option<CachedInsight>) -> Result<Self, String> {
+    /// Builds the surface, its insight and, for a surface the ledger does not hold yet, its
+    /// record; the cached insight is reused when the surface key is the one the ledger names.
+    fn of(mut observation: Observation, known: Known) -> Result<Self, String> {
         let tools = std::mem::take(&mut observation.tools);
         let repeated_keys = observation.repeated_keys_by_tool(&tools);
         let surface = Surface::from_tools(observation.identity(), tools)
@@ -140,15 +156,18 @@ impl Prepared {
         }
         let tool_digest = surface.tool_digest();
         let surface_key = StoredSurface::key_for(&surface.identity, &tool_digest);
-        let insight = match cached {
-            Some((key, insight)) if key == surface_key => insight,
+        let stored = known.surface_key.as_deref() == Some(surface_key.as_str());
+        let insight = match known.insight {
+            Some(insight) if stored => insight,
             _ => Arc::new(summarize_tools(&surface)),
         };
+        let record = (!stored).then(|| StoredSurface::record_of(&surface));
         Ok(Prepared {
             tool_digest,
             surface_key,
             insight,
             repeated_keys,
+            record,
             observation,
             surface,
         })
@@ -175,6 +194,8 @@ struct ServerResult {
     row: ServerRow,
     /// The changes that become rows (already filtered by `alert_on`).
     changes: Vec<Change>,
+    /// The new surface record to store, `(key, record)`; taken and written while outcomes
+    /// are recorded.
     surface_write: Option<(String, Record)>,
     /// The insight of the surface the ledger entry now names, for the cache.
     insight: Option<CachedInsight>,
@@ -360,7 +381,7 @@ async fn read_input(storage: &impl Storage, options: &RunOptions) -> Result<Inpu
 struct Job {
     target: Target,
     options: ProbeOptions,
-    cached: Option<CachedInsight>,
+    known: Known,
 }
 
 /// The probe jobs in input order: the era that worked last time is tried first, and the
@@ -376,9 +397,11 @@ fn probe_jobs(
         .into_iter()
         .map(|target| {
             let entry = ledger.entry(&target.ledger_key());
-            let cached = entry
-                .and_then(|e| e.surface_key.as_ref())
-                .and_then(|key| insight.get(key).map(|found| (key.clone(), found)));
+            let surface_key = entry.and_then(|e| e.surface_key.clone());
+            let known = Known {
+                insight: surface_key.as_deref().and_then(|key| insight.get(key)),
+                surface_key,
+            };
             let options = ProbeOptions {
                 count_resources_and_prompts: input.count_resources_and_prompts,
                 preferred_era: entry.and_then(|e| e.era),
@@ -389,7 +412,7 @@ fn probe_jobs(
             Job {
                 target,
                 options,
-                cached,
+                known,
             }
         })
         .collect()
@@ -440,13 +463,27 @@ async fn probe_and_record(
     let mut results = Vec::with_capacity(total);
     let mut changes_seen = 0usize;
     let mut last_progress = Instant::now();
-    while let Some(outcome) = outcomes.recv().await {
+    let mut surfaces = SurfaceWriter::new(storage);
+    loop {
+        let outcome = tokio::select! {
+            written = surfaces.next_done() => {
+                written?;
+                continue;
+            }
+            outcome = outcomes.recv() => match outcome {
+                Some(outcome) => outcome,
+                None => break,
+            },
+        };
         let index = outcome.index;
         let payer = Payer {
             charging,
             unsettled: (total - results.len()) as u64,
         };
-        let result = record_outcome(storage, &payer, ledger, input, outcome, now).await?;
+        let mut result = record_outcome(storage, &payer, ledger, input, outcome, now).await?;
+        if let Some((key, record)) = result.surface_write.take() {
+            surfaces.write(key, record).await?;
+        }
         log_verdict(&result.row);
         changes_seen += result.changes.len();
         results.push((index, result));
@@ -463,7 +500,64 @@ async fn probe_and_record(
             }
         }
     }
+    surfaces.finish().await?;
     Ok(results)
+}
+
+/// How many surface records are written at the same time: on the platform each is an API
+/// request, so writing them one after the other would cost a round trip per new surface.
+const SURFACE_WRITES_IN_FLIGHT: usize = 8;
+
+/// Writes new surface records while the run goes on, so that storing them overlaps with
+/// probing instead of following it. Each key is written once (servers serving the same surface
+/// share its content-addressed record). Every write completes before the index is written:
+/// a failure stops the run first, so the index never names a record that was not stored.
+struct SurfaceWriter<'a, S: Storage> {
+    storage: &'a S,
+    started: std::collections::HashSet<String>,
+    in_flight: FuturesUnordered<BoxFuture<'a, Result<(), StorageError>>>,
+}
+
+impl<'a, S: Storage> SurfaceWriter<'a, S> {
+    fn new(storage: &'a S) -> Self {
+        SurfaceWriter {
+            storage,
+            started: std::collections::HashSet::new(),
+            in_flight: FuturesUnordered::new(),
+        }
+    }
+
+    /// Starts writing `record` under `key` (unless this run already did), first waiting for
+    /// a write to finish when [`SURFACE_WRITES_IN_FLIGHT`] are under way.
+    async fn write(&mut self, key: String, record: Record) -> Result<(), StorageError> {
+        if !self.started.insert(key.clone()) {
+            return Ok(());
+        }
+        while self.in_flight.len() >= SURFACE_WRITES_IN_FLIGHT {
+            self.next_done().await?;
+        }
+        let storage = self.storage;
+        self.in_flight.push(Box::pin(async move {
+            storage.put_record(Store::Ledger, &key, record).await
+        }));
+        Ok(())
+    }
+
+    /// The result of the next write to finish; never ready while none is under way.
+    async fn next_done(&mut self) -> Result<(), StorageError> {
+        match self.in_flight.next().await {
+            Some(result) => result,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Waits for every write under way.
+    async fn finish(mut self) -> Result<(), StorageError> {
+        while let Some(result) = self.in_flight.next().await {
+            result?;
+        }
+        Ok(())
+    }
 }
 
 async fn probe_one(
@@ -476,7 +570,7 @@ async fn probe_one(
     let Job {
         target,
         options,
-        cached,
+        known,
     } = job;
     let index = target.index;
     let started = Instant::now();
@@ -496,9 +590,14 @@ async fn probe_one(
         match tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await {
             Ok(Ok(observation)) => {
                 drop(slot); // the network part is done: let the next server start
-                match Prepared::of(observation, cached) {
-                    Ok(prepared) => Probed::Read(Box::new(prepared)),
-                    Err(problem) => Probed::Unusable(problem),
+                // Hashing, assessing and compressing take milliseconds of CPU: on the blocking
+                // pool they do not hold up the runtime's workers, which keep reading the
+                // answers of the servers in flight (and so releasing their slots) meanwhile.
+                let prepare = tokio::task::spawn_blocking(move || Prepared::of(observation, known));
+                match prepare.await {
+                    Ok(Ok(prepared)) => Probed::Read(Box::new(prepared)),
+                    Ok(Err(problem)) => Probed::Unusable(problem),
+                    Err(error) => Probed::Crashed(error.to_string()),
                 }
             }
             Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
@@ -731,6 +830,7 @@ async fn record_readable(
         surface_key,
         insight,
         repeated_keys,
+        record,
     } = prepared;
     let identity_size = serde_json::to_vec(&surface.identity).map_or(0, |bytes| bytes.len());
     if identity_size > MAX_IDENTITY_BYTES {
@@ -802,7 +902,7 @@ async fn record_readable(
     let surface_record = if already_stored {
         None
     } else {
-        let record = StoredSurface::record_of(&surface);
+        let record = record.unwrap_or_else(|| StoredSurface::record_of(&surface));
         if record.bytes.len() > MAX_RECORD_BYTES {
             let why = format!(
                 "as a ledger record it is {} bytes, more than the {MAX_RECORD_BYTES} a record \
@@ -1054,7 +1154,6 @@ async fn finish(
     let mut items = Vec::new();
     let mut server_rows = Vec::new();
     let mut change_rows = Vec::new();
-    let mut surface_writes = Vec::new();
     let mut gate_tripped = false;
     for result in results {
         gate_tripped |= input.fail_on.is_tripped_by_any(&result.changes);
@@ -1070,7 +1169,6 @@ async fn finish(
         }
         server_rows.push(result.row);
         change_rows.extend(rows);
-        surface_writes.extend(result.surface_write);
         if let Some((key, computed)) = result.insight {
             insight.insert(key, computed);
         }
@@ -1087,9 +1185,6 @@ async fn finish(
     storage
         .put_record(Store::Default, "OUTPUT", Record::json(summary_bytes))
         .await?;
-    for (key, record) in surface_writes {
-        storage.put_record(Store::Ledger, &key, record).await?;
-    }
     let report = crate::report::html::render(&crate::report::html::Page::of_run(
         &summary,
         &server_rows,
