@@ -3,8 +3,10 @@
 //! ```text
 //! INPUT ─► Input ─► targets::plan ─► Ledger::load
 //!       ─► probe every target (`concurrency` in flight, per-server and run deadlines)
-//!       ─► per server, in input order: surface, diff against the ledger, rows, ledger update
-//!       ─► dataset rows, summary row, OUTPUT ─► surface records ─► ledger index (last, once)
+//!       ─► per server, as outcomes arrive: surface, diff against the ledger, rows, ledger
+//!          update; its new surface record is written meanwhile (8 in flight)
+//!       ─► dataset rows in input order, summary row, OUTPUT ─► REPORT ─► insight cache
+//!       ─► ledger index (last, once, after every surface record was written)
 //! ```
 //! This module only orchestrates: every decision of substance lives in the module that owns it.
 
@@ -1141,7 +1143,11 @@ fn log_verdict(row: &ServerRow) {
     }
 }
 
-/// Writes rows, OUTPUT, surfaces, the insight cache and, last, the ledger index.
+/// How many dataset items are serialized before they are pushed.
+const ITEMS_PER_PUSH: usize = 500;
+
+/// Writes rows, OUTPUT, the report, the insight cache and, last, the ledger index (surface
+/// records were written while outcomes were recorded).
 async fn finish(
     storage: &impl Storage,
     charging: &Charging,
@@ -1167,10 +1173,20 @@ async fn finish(
         for row in &rows {
             items.push(Item::of(row)?);
         }
-        server_rows.push(result.row);
+        // The per-tool summaries are in the item now; the summary row and the report do not
+        // use them, so they are not held twice until the end of the run.
+        let mut row = result.row;
+        row.tools = Vec::new();
+        server_rows.push(row);
         change_rows.extend(rows);
         if let Some((key, computed)) = result.insight {
             insight.insert(key, computed);
+        }
+        // Rows go out in input order, a batch at a time, so a large fleet's serialized rows
+        // are not all held at once (the platform backend splits a push into requests anyway).
+        if items.len() >= ITEMS_PER_PUSH {
+            storage.push_items(&items).await?;
+            items.clear();
         }
     }
     let mut summary = SummaryRow::tally(&server_rows, &change_rows);
