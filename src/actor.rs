@@ -8,8 +8,10 @@
 use std::path::PathBuf;
 
 use crate::mcp::Era;
-use crate::platform::{ApiClient, ApifyStorage, Charging, LocalStorage, PlatformEnv, Storage};
-use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunOptions};
+use crate::platform::{
+    ApiClient, ApifyStorage, Charging, LocalStorage, PlatformEnv, Runs, Storage,
+};
+use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunError, RunOptions};
 
 /// What the operator chose on the command line for an Actor run.
 #[derive(Debug, Clone, Default)]
@@ -59,6 +61,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
         allow_private_targets: args.allow_private_targets,
         force_era: args.force_era,
         input_secrets: env.input_secrets.clone(),
+        shard_runs: shard_runs(&env, &api),
         ..RunOptions::default()
     };
     if env.is_at_home {
@@ -84,11 +87,38 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
     }
 }
 
+/// On the platform, the runs of this Actor a sharded watch starts (same build; polls start
+/// at twice the API retry delay; waiting ends a minute before this run's own timeout).
+fn shard_runs(env: &PlatformEnv, api: &ApiClient) -> Option<Runs> {
+    let actor_id = env.actor_id.clone().filter(|_| env.is_at_home)?;
+    Some(
+        Runs::new(
+            api.clone(),
+            actor_id,
+            env.actor_build_number.clone(),
+            env.api_retry_base_delay * 2,
+        )
+        .with_deadline(
+            env.timeout_at
+                .map(|timeout| timeout - chrono::Duration::seconds(SHARD_WAIT_MARGIN_SECONDS)),
+        ),
+    )
+}
+
+/// Time a sharded watch keeps, before its own timeout, to write the merged result.
+const SHARD_WAIT_MARGIN_SECONDS: i64 = 60;
+
 async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions) -> i32 {
     match run::run(storage, charging, options).await {
         Ok(outcome) => {
             tracing::info!("{}", run::final_status(&outcome.summary));
-            if outcome.gate_tripped {
+            if outcome.failed_shards > 0 {
+                tracing::error!(
+                    failed = outcome.failed_shards,
+                    "shards failed (listed in the summary row): exit code {EXIT_RUNTIME}"
+                );
+                EXIT_RUNTIME
+            } else if outcome.gate_tripped {
                 tracing::warn!("the fail_on gate tripped: exit code {EXIT_GATE}");
                 EXIT_GATE
             } else {
@@ -97,6 +127,14 @@ async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions
         }
         Err(error) => {
             tracing::error!("{error}");
+            if !matches!(error, RunError::Input(_)) {
+                // Refused input already said so; anything else ends with the reason, so that a
+                // person (or the coordinator of a sharded watch) sees why the run failed.
+                let message = format!("Run failed: {error}");
+                if let Err(status) = storage.set_status_message(&message, true).await {
+                    tracing::warn!(%status, "cannot set the final status message");
+                }
+            }
             error.exit_code()
         }
     }

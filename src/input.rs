@@ -17,6 +17,7 @@ use crate::diff::ChangeClass;
 use crate::gate::FailOn;
 use crate::net::Credential;
 use crate::registry::{self, RegistryQuery};
+use crate::surface::validity::json_type as type_name;
 
 /// The four public servers read when `servers` is missing or empty.
 pub const DEFAULT_SERVERS: [&str; 4] = [
@@ -26,8 +27,17 @@ pub const DEFAULT_SERVERS: [&str; 4] = [
     "https://api.githubcopilot.com/mcp/",
 ];
 
-/// The most servers one run accepts.
-pub const MAX_SERVERS: usize = 200;
+/// The most servers one run (or one shard of a sharded watch) reads: the ledger index of that
+/// many servers, with both views and their history, stays within the platform's 9 MiB record
+/// (measured in `ledger::tests`; see docs/sharding.md).
+pub const MAX_SERVERS: usize = 1000;
+
+/// The most shards a sharded watch may be split into ([`crate::shard`]).
+pub const MAX_SHARDS: usize = 20;
+
+/// The longest `ledger_name` of a sharded watch: the shards' ledgers are named
+/// `<ledger_name>-shard-<k>-of-<n>`, which must still be a valid record key.
+pub const MAX_SHARDED_LEDGER_NAME: usize = 100 - "-shard-20-of-20".len();
 
 /// A validated Actor input with every default applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +73,9 @@ pub struct Input {
     pub server_credentials: Vec<Arc<Credential>>,
     /// The MCP Registry search whose remote servers join the fleet, if any.
     pub registry: Option<RegistryQuery>,
+    /// Into how many shards the fleet is split; above 1 the run coordinates one run per shard
+    /// ([`crate::shard`]).
+    pub shards: usize,
 }
 
 /// One field that failed validation.
@@ -148,12 +161,19 @@ pub const MAX_CREDENTIALS: usize = 50;
 const REGISTRY_LIMIT: IntField = IntField {
     name: "registry.limit",
     min: 1,
-    max: MAX_SERVERS as u64,
+    max: (MAX_SERVERS * MAX_SHARDS) as u64,
     default: 100,
 };
 
+const SHARDS: IntField = IntField {
+    name: "shards",
+    min: 1,
+    max: MAX_SHARDS as u64,
+    default: 1,
+};
+
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 15] = [
+pub const KNOWN_FIELDS: [&str; 16] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -169,6 +189,7 @@ pub const KNOWN_FIELDS: [&str; 15] = [
     "fail_on",
     "server_credentials",
     "registry",
+    "shards",
 ];
 
 /// Collects problems while the fields are read, so all of them are reported at once.
@@ -222,7 +243,14 @@ impl Checker {
     }
 
     /// The server entries; the defaults only when neither `servers` nor `registry` names any.
-    fn servers(&mut self, map: &Map<String, Value>, has_registry: bool) -> Vec<Value> {
+    /// `shards` shards hold [`MAX_SERVERS`] each.
+    fn servers(
+        &mut self,
+        map: &Map<String, Value>,
+        has_registry: bool,
+        shards: usize,
+    ) -> Vec<Value> {
+        let most = MAX_SERVERS * shards;
         let defaults = || {
             if has_registry {
                 Vec::new()
@@ -233,11 +261,19 @@ impl Checker {
         match map.get("servers") {
             None | Some(Value::Null) => defaults(),
             Some(Value::Array(items)) if items.is_empty() => defaults(),
-            Some(Value::Array(items)) if items.len() > MAX_SERVERS => {
+            Some(Value::Array(items)) if items.len() > most => {
+                let needed = items.len().div_ceil(MAX_SERVERS);
+                let advice = if needed <= MAX_SHARDS {
+                    format!("set `shards` to {needed} or more (each shard holds {MAX_SERVERS})")
+                } else {
+                    format!(
+                        "split the fleet into several ledgers: at most {MAX_SHARDS} `shards` of {MAX_SERVERS}"
+                    )
+                };
                 self.refuse(
                     "servers",
                     format!(
-                        "must list 1 to {MAX_SERVERS} URLs (got {}); split the fleet into several ledgers",
+                        "must list 1 to {most} URLs with `shards` = {shards} (got {}); {advice}",
                         items.len()
                     ),
                 );
@@ -254,11 +290,22 @@ impl Checker {
         }
     }
 
-    fn ledger_name(&mut self, map: &Map<String, Value>) -> String {
+    fn ledger_name(&mut self, map: &Map<String, Value>, shards: usize) -> String {
         let rule = "must be 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( ), \
                     and must not start with \"surface-\" or \"insight.\" (reserved for the ledger's own records)";
         match map.get("ledger_name") {
             None | Some(Value::Null) => "DEFAULT".to_string(),
+            Some(Value::String(name)) if shards > 1 && name.len() > MAX_SHARDED_LEDGER_NAME => {
+                self.refuse(
+                    "ledger_name",
+                    format!(
+                        "must be at most {MAX_SHARDED_LEDGER_NAME} characters when `shards` is above 1 \
+                         (the shards' ledgers add \"-shard-<k>-of-<n>\"; got {} characters)",
+                        name.len()
+                    ),
+                );
+                String::new()
+            }
             Some(Value::String(name))
                 if is_valid_record_key(name) && !crate::ledger::is_reserved_name(name) =>
             {
@@ -511,17 +558,6 @@ fn credential_entry(item: &Value) -> Result<Credential, String> {
     Credential::new(origin, header, value).map_err(|e| e.to_string())
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 impl Input {
     /// Validates a raw INPUT value. `None` (no INPUT record) means every default.
     pub fn from_value(raw: Option<&Value>) -> Result<Input, InputError> {
@@ -551,9 +587,10 @@ impl Input {
             }
         }
         let registry = check.registry(map);
+        let shards = check.int(map, &SHARDS) as usize;
         let input = Input {
-            servers: check.servers(map, registry.is_some()),
-            ledger_name: check.ledger_name(map),
+            servers: check.servers(map, registry.is_some(), shards),
+            ledger_name: check.ledger_name(map, shards),
             alert_on: check.alert_on(map),
             request_timeout: Duration::from_secs(check.int(map, &REQUEST_TIMEOUT)),
             concurrency: check.int(map, &CONCURRENCY) as usize,
@@ -567,6 +604,7 @@ impl Input {
             fail_on: check.fail_on(map),
             server_credentials: check.server_credentials(map),
             registry,
+            shards,
         };
         if check.problems.is_empty() {
             Ok(input)
@@ -589,6 +627,11 @@ impl Input {
             }],
         })?;
         Input::from_value(Some(&value))
+    }
+
+    /// The most server entries the run's fleet may hold: [`MAX_SERVERS`] per shard.
+    pub fn max_fleet(&self) -> usize {
+        MAX_SERVERS * self.shards
     }
 
     /// The input echoed back with defaults applied, as the summary row shows it.
@@ -646,6 +689,10 @@ mod tests {
             ("max_run_seconds", 30, true),
             ("max_run_seconds", 3600, true),
             ("max_run_seconds", 3601, false),
+            ("shards", 0, false),
+            ("shards", 1, true),
+            ("shards", 20, true),
+            ("shards", 21, false),
         ];
         for (field, value, ok) in cases {
             let result = Input::from_value(Some(&json!({ *field: value })));
@@ -694,11 +741,59 @@ mod tests {
             input.servers,
             vec![json!("https://a.example/mcp"), json!(7)]
         );
-        let too_many: Vec<String> = (0..201).map(|i| format!("https://s{i}.example/")).collect();
-        let err = Input::from_value(Some(&json!({ "servers": too_many }))).unwrap_err();
-        assert_eq!(err.fields(), vec!["servers"]);
         let input = Input::from_value(Some(&json!({"servers": []}))).unwrap();
         assert_eq!(input.servers.len(), 4);
+    }
+
+    #[test]
+    fn a_fleet_larger_than_a_shard_needs_shards_and_the_error_says_how_many() {
+        let fleet = |n: usize| -> Vec<String> {
+            (0..n).map(|i| format!("https://s{i}.example/")).collect()
+        };
+        // (servers, shards, accepted, what the error must say)
+        let cases: &[(usize, u64, bool, &str)] = &[
+            (MAX_SERVERS, 1, true, ""),
+            (MAX_SERVERS + 1, 1, false, "set `shards` to 2 or more"),
+            (MAX_SERVERS + 1, 2, true, ""),
+            (2 * MAX_SERVERS + 1, 2, false, "set `shards` to 3 or more"),
+            (MAX_SERVERS * MAX_SHARDS, 20, true, ""),
+            (
+                MAX_SERVERS * MAX_SHARDS + 1,
+                20,
+                false,
+                "split the fleet into several ledgers",
+            ),
+        ];
+        for (count, shards, ok, says) in cases {
+            let input = json!({"servers": fleet(*count), "shards": shards});
+            match Input::from_value(Some(&input)) {
+                Ok(input) => {
+                    assert!(ok, "{count} servers in {shards} shards accepted");
+                    assert_eq!(input.shards as u64, *shards);
+                    assert_eq!(input.max_fleet(), MAX_SERVERS * *shards as usize);
+                }
+                Err(error) => {
+                    assert!(!ok, "{count} servers in {shards} shards refused: {error}");
+                    assert_eq!(error.fields(), vec!["servers"]);
+                    assert!(error.to_string().contains(says), "{error}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sharded_ledger_name_leaves_room_for_the_shard_suffix() {
+        let longest = "l".repeat(MAX_SHARDED_LEDGER_NAME);
+        let too_long = "l".repeat(MAX_SHARDED_LEDGER_NAME + 1);
+        assert!(Input::from_value(Some(&json!({"ledger_name": too_long}))).is_ok());
+        assert!(Input::from_value(Some(&json!({"ledger_name": longest, "shards": 20}))).is_ok());
+        let err =
+            Input::from_value(Some(&json!({"ledger_name": too_long, "shards": 2}))).unwrap_err();
+        assert_eq!(err.fields(), vec!["ledger_name"]);
+        assert!(err.to_string().contains("-shard-"), "{err}");
+        let suffixed =
+            crate::shard::plan::shard_ledger_name(&"l".repeat(MAX_SHARDED_LEDGER_NAME), 20, 20);
+        assert!(is_valid_record_key(&suffixed), "{suffixed}");
     }
 
     #[test]
@@ -721,7 +816,12 @@ mod tests {
 
     #[test]
     fn ledger_names_of_the_ledgers_own_records_are_refused() {
-        for name in ["surface-abc", "insight.DEFAULT", "insight."] {
+        for name in [
+            "surface-abc",
+            "insight.DEFAULT",
+            "insight.",
+            "shards.DEFAULT",
+        ] {
             let err = Input::from_value(Some(&json!({"ledger_name": name}))).unwrap_err();
             assert_eq!(err.fields(), vec!["ledger_name"], "{name}");
             assert!(err.to_string().contains("reserved"), "{err}");
@@ -852,7 +952,7 @@ mod tests {
         let cases = [
             (json!("github"), "registry"),
             (json!({"limit": 0}), "registry.limit"),
-            (json!({"limit": 201}), "registry.limit"),
+            (json!({"limit": 20_001}), "registry.limit"),
             (json!({"base_url": "ftp://r.example"}), "registry.base_url"),
             (
                 json!({"base_url": "https://u:p@r.example"}),

@@ -45,10 +45,9 @@ const MAX_SURFACE_JSON_BYTES: u64 = 256 * 1024 * 1024;
 const SURFACE_COMPRESSION_LEVEL: u32 = 3;
 /// What surface records are stored as.
 const SURFACE_CONTENT_TYPE: &str = "application/gzip";
-/// The most entries one ledger keeps; the least recently seen are dropped beyond it. A run
-/// reads at most 1,000 servers, each in up to two views (anonymous and authenticated); the
-/// index of 2,000 entries with full histories is measured in `docs/performance.md`.
-pub const MAX_SERVERS: usize = 2000;
+/// The most entries one ledger keeps; the least recently seen are dropped beyond it. Room for
+/// both views (anonymous and authenticated) of a full run of [`crate::input::MAX_SERVERS`].
+pub const MAX_SERVERS: usize = 2 * crate::input::MAX_SERVERS;
 /// The most history items kept per server.
 pub const MAX_HISTORY: usize = 50;
 /// The largest server identity (name, title, version, instructions, as JSON) a ledger entry
@@ -64,11 +63,15 @@ const HISTORY_FALLBACKS: [usize; 4] = [MAX_HISTORY, 25, 10, 0];
 pub const SURFACE_KEY_PREFIX: &str = "surface-";
 /// Key prefix of the insight cache records ([`crate::insight`]).
 pub const INSIGHT_KEY_PREFIX: &str = "insight.";
+/// Key prefix of the round records of sharded watches ([`crate::shard`]).
+pub const SHARDS_KEY_PREFIX: &str = "shards.";
 
-/// Whether `ledger_name` would share its key with a surface or insight record of the same
-/// store; such names are refused as input.
+/// Whether `ledger_name` would share its key with a surface, insight or shard-round record of
+/// the same store; such names are refused as input.
 pub fn is_reserved_name(ledger_name: &str) -> bool {
-    ledger_name.starts_with(SURFACE_KEY_PREFIX) || ledger_name.starts_with(INSIGHT_KEY_PREFIX)
+    [SURFACE_KEY_PREFIX, INSIGHT_KEY_PREFIX, SHARDS_KEY_PREFIX]
+        .iter()
+        .any(|prefix| ledger_name.starts_with(prefix))
 }
 
 /// Failures of loading or saving the ledger.
@@ -442,9 +445,10 @@ impl Ledger {
         }
     }
 
-    /// Serializes the index record.
+    /// Serializes the index record: compact JSON (indentation would cost the history of a
+    /// full shard its room; see `tests/ledger_capacity.rs`).
     pub fn to_record(&self) -> Record {
-        Record::json(serde_json::to_vec_pretty(self).unwrap_or_default())
+        Record::json(serde_json::to_vec(self).unwrap_or_default())
     }
 
     /// The index record, within `limit` bytes: when it is too large, every server's history
@@ -732,88 +736,5 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("ledger_name"), "{error}");
-    }
-
-    /// A ledger of `servers` entries as a real fleet fills it: identities with instructions,
-    /// a stored surface each, and a full history of schema and description changes.
-    fn realistic_ledger(servers: usize) -> Ledger {
-        let mut ledger = Ledger::empty("fleet");
-        let identity = ServerIdentity {
-            name: Some("io.github.example/issue-tracker-mcp-server".into()),
-            title: Some("Issue Tracker MCP Server".into()),
-            version: Some("1.6.0".into()),
-            protocol_version: Some("2026-07-28".into()),
-            instructions: Some(
-                "Use these tools to read and change issues, pull requests and workflows of the \
-                 repositories the user names. Ask before anything that writes. "
-                    .repeat(3),
-            ),
-        };
-        let tools: Vec<Value> = (0..50)
-            .map(|i| json!({"name": format!("tool_number_{i}"), "inputSchema": {"type": "object"}}))
-            .collect();
-        let surface = Surface::from_tools(identity, tools).unwrap();
-        let digest = surface.tool_digest();
-        for i in 0..servers {
-            // Half of the entries are the authenticated view of a server.
-            let url = if i % 2 == 0 {
-                format!("https://mcp-{i}.tools.example.com/v1/mcp")
-            } else {
-                format!("https://mcp-{}.tools.example.com/v1/mcp#authenticated", i - 1)
-            };
-            let changes: Vec<Change> = (0..MAX_HISTORY)
-                .map(|n| {
-                    let class = if n % 2 == 0 {
-                        ChangeClass::InputSchemaChanged
-                    } else {
-                        ChangeClass::ToolDescriptionChanged
-                    };
-                    let field = if n % 2 == 0 {
-                        "inputSchema"
-                    } else {
-                        "description"
-                    };
-                    let tool = format!("tool_number_{n}");
-                    Change::new(class, Some(&tool), field, None, None, Severity::Medium)
-                })
-                .collect();
-            ledger.apply(
-                &url,
-                at(i as i64),
-                Update::Readable {
-                    surface: &surface,
-                    tool_digest: digest.clone(),
-                    surface_key: StoredSurface::key_for(&surface.identity, &format!("{i}")),
-                    era: Era::Modern,
-                    transport: "streamable-http".into(),
-                    auth: AuthState::default(),
-                    repeated_keys: Vec::new(),
-                },
-                &changes,
-            );
-        }
-        ledger
-    }
-
-    #[test]
-    fn the_index_of_a_full_ledger_fits_one_record_with_its_history() {
-        for servers in [1000, MAX_SERVERS] {
-            let mut ledger = realistic_ledger(servers);
-            assert!(ledger.servers.values().all(|e| e.history.len() == MAX_HISTORY));
-            let record = ledger.record_within(MAX_RECORD_BYTES).unwrap();
-            // The figures of docs/performance.md (`-- --nocapture` prints them).
-            println!(
-                "index of {servers} entries with {MAX_HISTORY} history items each: {} bytes",
-                record.bytes.len()
-            );
-            assert!(
-                ledger
-                    .servers
-                    .values()
-                    .all(|e| e.history.len() == MAX_HISTORY),
-                "{servers} entries lost history"
-            );
-            assert_eq!(Ledger::from_bytes("fleet", &record.bytes).unwrap(), ledger);
-        }
     }
 }

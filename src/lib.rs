@@ -46,6 +46,7 @@ pub mod report;
 pub mod risk;
 pub mod run;
 pub mod serve;
+pub mod shard;
 pub mod surface;
 pub mod sweep;
 pub mod targets;

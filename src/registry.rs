@@ -29,9 +29,15 @@ pub const DEFAULT_BASE_URL: &str = "https://registry.modelcontextprotocol.io/v0.
 /// Entries the registry returns per page at most.
 const PAGE_SIZE: usize = 100;
 
-/// The most pages one run reads, whatever the cursors say (a registry that never stops
-/// paginating must not hold the run).
-const MAX_PAGES: usize = 50;
+/// The fewest pages a search may read, whatever its limit: pages can hold entries that are
+/// skipped (older versions, deleted servers).
+const MIN_PAGES: usize = 50;
+
+/// The most pages one search reads, whatever the cursors say (a registry that never stops
+/// paginating must not hold the run): twice what `limit` needs, and at least [`MIN_PAGES`].
+fn max_pages(limit: usize) -> usize {
+    (limit.div_ceil(PAGE_SIZE) * 2).max(MIN_PAGES)
+}
 
 /// [`DEFAULT_BASE_URL`] as a URL.
 pub fn default_base_url() -> Url {
@@ -106,10 +112,11 @@ impl Fleet {
         let mut known: HashSet<String> = servers
             .iter()
             .filter_map(Value::as_str)
-            .filter_map(normalized)
+            .filter_map(crate::targets::normalized_url)
             .collect();
         for remote in found.remotes {
-            let key = normalized(&remote.url).unwrap_or_else(|| remote.url.clone());
+            let key =
+                crate::targets::normalized_url(&remote.url).unwrap_or_else(|| remote.url.clone());
             if !known.insert(key) {
                 continue;
             }
@@ -124,13 +131,6 @@ impl Fleet {
         fleet.skipped_stdio = found.skipped_stdio;
         fleet
     }
-}
-
-/// A URL as [`crate::targets`] compares entries: parsed, without fragment.
-fn normalized(text: &str) -> Option<String> {
-    let mut url = Url::parse(text.trim()).ok()?;
-    url.set_fragment(None);
-    Some(url.to_string())
 }
 
 /// Why the registry could not be read.
@@ -324,7 +324,7 @@ pub async fn fetch(client: &Client, query: &RegistryQuery) -> Result<RegistryFle
     let mut collector = Collector::new(query.limit);
     let mut cursor: Option<String> = None;
     let mut seen_cursors = HashSet::new();
-    for _ in 0..MAX_PAGES {
+    for _ in 0..max_pages(query.limit) {
         let page_size = (query.limit - collector.names.len()).clamp(1, PAGE_SIZE);
         let url = page_url(query, cursor.as_deref(), page_size);
         let response =

@@ -17,6 +17,7 @@ use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
+use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
 
@@ -59,6 +60,9 @@ pub struct RunOptions {
     pub lookup: Option<Arc<dyn Lookup>>,
     /// The key that decrypts secret input fields (Apify platform runs).
     pub input_secrets: InputSecrets,
+    /// On the Apify platform: the runs of this Actor that a sharded watch starts, one per
+    /// shard. `None` runs the shards in this process.
+    pub shard_runs: Option<crate::platform::Runs>,
 }
 
 /// What a finished run reports to `main`.
@@ -68,6 +72,8 @@ pub struct RunOutcome {
     pub summary: SummaryRow,
     /// Whether the `fail_on` gate tripped.
     pub gate_tripped: bool,
+    /// A sharded watch only: shards whose run failed (the others' rows were still written).
+    pub failed_shards: usize,
 }
 
 /// Why a run could not finish.
@@ -85,6 +91,9 @@ pub enum RunError {
     /// The HTTP client could not be set up.
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
+    /// A sharded watch could not start.
+    #[error(transparent)]
+    Shard(#[from] crate::shard::ShardError),
 }
 
 impl RunError {
@@ -213,20 +222,34 @@ pub const EVENT_CHANGE_RECORDED: &str = "surface_change_recorded";
 /// How often the progress status message may be updated while probing.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 
-/// Runs the Actor once against `storage`, charging events through `charging`.
+/// Runs the Actor once against `storage`, charging events through `charging`. An input with
+/// `shards` above 1 makes the run the coordinator of a sharded watch ([`crate::shard`]).
 pub async fn run(
     storage: &impl Storage,
     charging: &Charging,
     options: RunOptions,
 ) -> Result<RunOutcome, RunError> {
-    let input = match read_input(storage, &options).await {
-        Ok(input) => input,
+    let (input, raw) = match read_input(storage, &options).await {
+        Ok(read) => read,
         Err(error) => {
             let message = format!("Input refused: fix {}", error.fields().join(", "));
             storage.set_status_message(&message, true).await?;
             return Err(error.into());
         }
     };
+    if input.shards > 1 {
+        return crate::shard::coordinate(storage, charging, &options, input, raw).await;
+    }
+    run_with_input(storage, charging, &options, input).await
+}
+
+/// One run over a validated input (the whole watch, or one shard of it).
+pub(crate) async fn run_with_input(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: &RunOptions,
+    input: Input,
+) -> Result<RunOutcome, RunError> {
     let rules = TargetRules {
         mode: if options.allow_private_targets {
             PolicyMode::AllowPrivate
@@ -238,18 +261,7 @@ pub async fn run(
     };
     let mut ledger = Ledger::load(storage, &input.ledger_name).await?;
     let mut insight = InsightCache::load(storage, &input.ledger_name).await;
-    let config = NetConfig::new(
-        input.request_timeout,
-        input.max_redirects,
-        input.max_response_bytes,
-    )
-    .allow_private(options.allow_private_targets)
-    .allowed_hosts(input.allowed_hosts.clone());
-    let client = match &options.lookup {
-        Some(lookup) => net::Client::with_lookup(config, lookup.clone()),
-        None => net::Client::new(config),
-    }
-    .map_err(|e| RunError::Client(e.to_string()))?;
+    let client = http_client(&input, options)?;
     let fleet = gather_fleet(storage, &client, &input).await;
     let planned = targets::plan(&fleet.entries, &rules);
 
@@ -270,7 +282,7 @@ pub async fn run(
     for target in &over_budget {
         results.push((target.index, over_budget_result(target, &ledger, now)));
     }
-    let jobs = probe_jobs(&input, &options, &ledger, &insight, probe_targets);
+    let jobs = probe_jobs(&input, options, &ledger, &insight, probe_targets);
     let probed =
         probe_and_record(storage, charging, &client, &input, &mut ledger, jobs, now).await?;
     results.extend(probed);
@@ -296,16 +308,36 @@ pub async fn run(
     .await
 }
 
+/// The HTTP client of a run: the input's limits, the operator's address policy.
+pub(crate) fn http_client(input: &Input, options: &RunOptions) -> Result<net::Client, RunError> {
+    let config = NetConfig::new(
+        input.request_timeout,
+        input.max_redirects,
+        input.max_response_bytes,
+    )
+    .allow_private(options.allow_private_targets)
+    .allowed_hosts(input.allowed_hosts.clone());
+    match &options.lookup {
+        Some(lookup) => net::Client::with_lookup(config, lookup.clone()),
+        None => net::Client::new(config),
+    }
+    .map_err(|e| RunError::Client(e.to_string()))
+}
+
 /// The run's server entries: `servers` as given, then the remotes of the registry search.
 /// A registry that cannot be read is reported (log, status message, summary row) and the run
 /// goes on with `servers` alone.
-async fn gather_fleet(storage: &impl Storage, client: &net::Client, input: &Input) -> Fleet {
+pub(crate) async fn gather_fleet(
+    storage: &impl Storage,
+    client: &net::Client,
+    input: &Input,
+) -> Fleet {
     let Some(query) = &input.registry else {
         return Fleet::explicit(&input.servers);
     };
     match registry::fetch(client, query).await {
         Ok(found) => {
-            let fleet = Fleet::merge(&input.servers, found, crate::input::MAX_SERVERS);
+            let fleet = Fleet::merge(&input.servers, found, input.max_fleet());
             tracing::info!(
                 added = fleet.registry_names.iter().flatten().count(),
                 templated = fleet.templated.len(),
@@ -313,6 +345,19 @@ async fn gather_fleet(storage: &impl Storage, client: &net::Client, input: &Inpu
                 over_limit = fleet.over_limit,
                 "MCP Registry read"
             );
+            if fleet.over_limit > 0 {
+                let message = format!(
+                    "{} registry servers left out: this run holds {} servers ({} per shard); \
+                     raise `shards` to watch them",
+                    fleet.over_limit,
+                    input.max_fleet(),
+                    crate::input::MAX_SERVERS
+                );
+                tracing::warn!("{message}");
+                if let Err(status) = storage.set_status_message(&message, false).await {
+                    tracing::warn!(%status, "cannot update the status message");
+                }
+            }
             fleet
         }
         Err(error) => {
@@ -358,7 +403,12 @@ async fn charge(charging: &Charging, event: &str, count: u64) -> u64 {
     }
 }
 
-async fn read_input(storage: &impl Storage, options: &RunOptions) -> Result<Input, InputError> {
+/// Reads and validates INPUT. Also returns the input as given (secret fields still encrypted),
+/// which a sharded watch passes on to its shard runs.
+async fn read_input(
+    storage: &impl Storage,
+    options: &RunOptions,
+) -> Result<(Input, Value), InputError> {
     let bytes = match &options.input_override {
         Some(bytes) => Some(bytes.clone()),
         None => match storage.get_record(Store::Default, &options.input_key).await {
@@ -374,8 +424,14 @@ async fn read_input(storage: &impl Storage, options: &RunOptions) -> Result<Inpu
         },
     };
     match bytes {
-        Some(bytes) => Input::from_bytes(&secrets::decrypt_input(&bytes, &options.input_secrets)?),
-        None => Input::from_value(None),
+        Some(bytes) => {
+            let input =
+                Input::from_bytes(&secrets::decrypt_input(&bytes, &options.input_secrets)?)?;
+            // Valid input is a JSON object (or blank, which means every default).
+            let raw = serde_json::from_slice(&bytes).unwrap_or(Value::Object(Default::default()));
+            Ok((input, raw))
+        }
+        None => Ok((Input::from_value(None)?, Value::Object(Default::default()))),
     }
 }
 
@@ -629,28 +685,33 @@ fn blocked_result(blocked: &BlockedEntry, now: DateTime<Utc>) -> ServerResult {
     }
 }
 
-/// The row of a target the maximum total charge did not allow reading; its entry is kept.
-/// The row of a registry remote published as a URL template: never guessed, never contacted.
+/// The result of a registry remote published as a URL template.
 fn templated_result(remote: &registry::RegistryRemote, now: DateTime<Utc>) -> ServerResult {
     ServerResult {
-        row: ServerRow {
-            server_url: remote.url.clone(),
-            registry_name: Some(remote.server_name.clone()),
-            reason_code: Some(ReasonCode::TemplatedUrl),
-            error: Some(
-                "the MCP Registry lists this remote as a URL template; fill in its {placeholders} \
-                 and add the URL to `servers` to watch it"
-                    .to_string(),
-            ),
-            ledger_status: Some(LedgerStatus::Unavailable),
-            ..base_row(now)
-        },
+        row: templated_row(remote, now),
         changes: Vec::new(),
         surface_write: None,
         insight: None,
     }
 }
 
+/// The row of a registry remote published as a URL template: never guessed, never contacted.
+pub(crate) fn templated_row(remote: &registry::RegistryRemote, now: DateTime<Utc>) -> ServerRow {
+    ServerRow {
+        server_url: remote.url.clone(),
+        registry_name: Some(remote.server_name.clone()),
+        reason_code: Some(ReasonCode::TemplatedUrl),
+        error: Some(
+            "the MCP Registry lists this remote as a URL template; fill in its {placeholders} \
+                 and add the URL to `servers` to watch it"
+                .to_string(),
+        ),
+        ledger_status: Some(LedgerStatus::Unavailable),
+        ..base_row(now)
+    }
+}
+
+/// The row of a target the maximum total charge did not allow reading; its entry is kept.
 fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> ServerResult {
     let entry = ledger.entry(&target.ledger_key());
     ServerResult {
@@ -1229,6 +1290,7 @@ async fn finish(
     Ok(RunOutcome {
         summary,
         gate_tripped,
+        failed_shards: 0,
     })
 }
 

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::{INSIGHT_KEY_PREFIX, Ledger, SURFACE_KEY_PREFIX};
+use crate::ledger::{Ledger, SURFACE_KEY_PREFIX};
 use crate::platform::{Record, Storage, StorageError, Store};
 
 /// How long a surface record must stay unreferenced before it is deleted.
@@ -60,7 +60,7 @@ pub fn is_surface_record(key: &str) -> bool {
 
 /// Whether `key` is a ledger index (not a surface record, the journal or an insight cache).
 fn is_index(key: &str) -> bool {
-    !key.starts_with(SURFACE_KEY_PREFIX) && !key.starts_with(INSIGHT_KEY_PREFIX)
+    !crate::ledger::is_reserved_name(key)
 }
 
 /// Decides which surface records to delete. Pure: the store's surface keys, the keys any index

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
 
@@ -24,7 +24,7 @@ pub enum Planned {
 
 /// Which view of a server a target reads: what anyone sees, or what the holder of a
 /// credential sees. The ledger keeps the two apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Listing {
     /// Requests carry no credential.
@@ -123,6 +123,13 @@ pub fn plan(entries: &[Value], rules: &TargetRules) -> Vec<Planned> {
             }),
         })
         .collect()
+}
+
+/// A URL entry as targets are compared: parsed, without fragment; `None` if it is no URL.
+pub fn normalized_url(text: &str) -> Option<String> {
+    let mut url = Url::parse(text.trim()).ok()?;
+    url.set_fragment(None);
+    Some(url.to_string())
 }
 
 /// The entry as shown in its row and log line. A credential in a URL is replaced by `***`, so

@@ -178,7 +178,7 @@ pub struct ApiResponse {
 
 impl ApiResponse {
     /// The `data` member of the JSON envelope `{"data": …}`.
-    fn data(&self) -> Option<Value> {
+    pub(crate) fn data(&self) -> Option<Value> {
         serde_json::from_slice::<Value>(&self.body)
             .ok()?
             .get_mut("data")

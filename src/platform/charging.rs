@@ -408,6 +408,33 @@ impl Charging {
         self.lock().affordable_with_reserve(event, reserve)
     }
 
+    /// What is left of the maximum total charge after the events booked so far; `None` when
+    /// there is no maximum.
+    pub fn remaining(&self) -> Option<Usd> {
+        let book = self.lock();
+        let max_total = book.max_total?;
+        let spent = u64::try_from(book.total_nanos()).unwrap_or(u64::MAX);
+        Some(Usd::from_nanos(max_total.nanos().saturating_sub(spent)))
+    }
+
+    /// A dry-run charging manager for one shard of a sharded watch run in this process: the
+    /// same prices, nothing booked yet, and `max_total` as its maximum.
+    pub fn for_shard(&self, max_total: Option<Usd>) -> Charging {
+        let book = self.lock();
+        let shard_book = ChargeBook {
+            pay_per_event: book.pay_per_event,
+            prices: book.prices.clone(),
+            titles: book.titles.clone(),
+            unknown_price: book.unknown_price,
+            max_total,
+            counts: BTreeMap::new(),
+        };
+        Charging {
+            book: Mutex::new(shard_book),
+            sink: Sink::DryRun,
+        }
+    }
+
     /// The price of one `event` used for the budget (zero when events are not paid).
     pub fn price(&self, event: &str) -> Usd {
         self.lock().price(event)

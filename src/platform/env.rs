@@ -32,6 +32,10 @@ pub struct PlatformEnv {
     pub api_base_url: Url,
     /// The run's id, needed for charges and status messages.
     pub actor_run_id: Option<String>,
+    /// The Actor's id: a sharded watch starts its shards as runs of this Actor.
+    pub actor_id: Option<String>,
+    /// The build this run uses; shard runs are started on the same build.
+    pub actor_build_number: Option<String>,
     /// Id of the run's default key-value store (INPUT, OUTPUT).
     pub default_kv_store_id: Option<String>,
     /// Id of the run's default dataset (the result rows).
@@ -121,6 +125,8 @@ impl PlatformEnv {
             token: var(&["APIFY_TOKEN"]),
             api_base_url: api_base_url(var(&["APIFY_API_BASE_URL"]))?,
             actor_run_id: var(&["ACTOR_RUN_ID", "APIFY_ACTOR_RUN_ID", "APIFY_ACT_RUN_ID"]),
+            actor_id: var(&["ACTOR_ID", "APIFY_ACTOR_ID", "APIFY_ACT_ID"]),
+            actor_build_number: var(&["ACTOR_BUILD_NUMBER", "APIFY_ACTOR_BUILD_NUMBER"]),
             default_kv_store_id: var(&[
                 "ACTOR_DEFAULT_KEY_VALUE_STORE_ID",
                 "APIFY_DEFAULT_KEY_VALUE_STORE_ID",

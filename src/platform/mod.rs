@@ -8,6 +8,7 @@ mod apify;
 mod charging;
 mod env;
 mod local;
+mod runs;
 pub mod secrets;
 
 use std::future::Future;
@@ -16,6 +17,7 @@ pub use apify::{ApiClient, ApiError, ApifyStorage, RetryPolicy};
 pub use charging::{Charging, ChargingError, Rounding, Usd};
 pub use env::{EnvError, PlatformEnv};
 pub use local::LocalStorage;
+pub use runs::{RunInfo, Runs};
 
 /// The largest record body the Apify API accepts in one request (9 MiB). The run keeps every
 /// record it writes within this on both backends, so a run that works locally works at home.

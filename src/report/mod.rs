@@ -20,7 +20,7 @@ use crate::surface::{InvalidTool, Surface, Tool};
 use crate::targets::Listing;
 
 /// Whether a server's ledger entry was created, compared, or left alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LedgerStatus {
     /// First observation: the baseline was written, no change recorded.
@@ -147,10 +147,29 @@ pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
     (summaries, server_risk, capabilities)
 }
 
+// Rows are read back (a sharded watch merges the rows of its shards); the constant fields are
+// not read, they are what this build writes.
+fn server_record_type() -> &'static str {
+    "server"
+}
+fn change_record_type() -> &'static str {
+    "change"
+}
+fn summary_record_type() -> &'static str {
+    "summary"
+}
+fn digest_algorithm() -> &'static str {
+    crate::surface::DIGEST_ALGORITHM
+}
+fn ledger_store() -> &'static str {
+    crate::platform::LEDGER_STORE_NAME
+}
+
 /// The row of one input entry (`record_type: "server"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ServerRow {
     /// Always `"server"`.
+    #[serde(skip_deserializing, default = "server_record_type")]
     pub record_type: &'static str,
     /// The entry as given (normalized URL for usable targets).
     pub server_url: String,
@@ -228,6 +247,7 @@ pub struct ServerRow {
     /// When a change was last recorded.
     pub last_changed: Option<DateTime<Utc>>,
     /// How digests are computed.
+    #[serde(skip_deserializing, default = "digest_algorithm")]
     pub digest_algorithm: &'static str,
     /// Response bytes read from this server.
     pub bytes_read: u64,
@@ -238,9 +258,10 @@ pub struct ServerRow {
 }
 
 /// The row of one recorded change (`record_type: "change"`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangeRow {
     /// Always `"change"`.
+    #[serde(skip_deserializing, default = "change_record_type")]
     pub record_type: &'static str,
     /// The server concerned.
     pub server_url: String,
@@ -299,9 +320,10 @@ impl ChangeRow {
 }
 
 /// The run's summary row (`record_type: "summary"`), also stored as `OUTPUT`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryRow {
     /// Always `"summary"`.
+    #[serde(skip_deserializing, default = "summary_record_type")]
     pub record_type: &'static str,
     /// Entries in the input.
     pub servers_requested: usize,
@@ -328,12 +350,15 @@ pub struct SummaryRow {
     /// Change rows per severity.
     pub changes_by_severity: BTreeMap<String, usize>,
     /// The change classes that became rows.
+    #[serde(skip_deserializing)]
     pub alert_on: Vec<&'static str>,
     /// The named store that holds the ledger.
+    #[serde(skip_deserializing, default = "ledger_store")]
     pub ledger_store: &'static str,
     /// The ledger record key.
     pub ledger_name: String,
     /// How digests are computed.
+    #[serde(skip_deserializing, default = "digest_algorithm")]
     pub digest_algorithm: &'static str,
     /// Entries refused before any network work.
     pub servers_blocked: usize,
@@ -348,8 +373,35 @@ pub struct SummaryRow {
     pub registry_error: Option<String>,
     /// What was (or, locally, would have been) charged.
     pub charges: Value,
+    /// A sharded watch only: how each shard's run ended ([`crate::shard`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<Vec<ShardOutcome>>,
+    /// A sharded watch only: shards whose run failed (their servers have no rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards_failed: Option<usize>,
     /// When the run ended.
     pub observed_at: DateTime<Utc>,
+}
+
+/// How one shard of a sharded watch ended, as its coordinator's summary row lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardOutcome {
+    /// The shard's number, 1 to `shards`.
+    pub shard: usize,
+    /// The ledger the shard keeps (`<ledger_name>-shard-<k>-of-<n>`).
+    pub ledger_name: String,
+    /// Server entries assigned to it.
+    pub servers: usize,
+    /// `succeeded`, `gate_tripped` (succeeded, and its `fail_on` gate tripped), `empty` (no
+    /// server hashed to it, so it did not run), `reused` (it
+    /// succeeded in the earlier, interrupted round this run completed) or `failed`.
+    pub status: String,
+    /// The platform run that read it (sharded watches on the Apify platform).
+    pub run_id: Option<String>,
+    /// That run's dataset, where a reused shard's rows are.
+    pub dataset_id: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
 }
 
 impl SummaryRow {
@@ -415,7 +467,40 @@ impl SummaryRow {
             registry_skipped_stdio: 0,
             registry_error: None,
             charges: Value::Null,
+            shards: None,
+            shards_failed: None,
             observed_at: Utc::now(),
         }
+    }
+
+    /// Adds the counts of another run's summary (one shard of a sharded watch) to this one.
+    /// Charges, the registry fields and the shard list are the coordinator's to set.
+    pub fn absorb(&mut self, other: &SummaryRow) {
+        self.servers_requested += other.servers_requested;
+        self.servers_checked += other.servers_checked;
+        self.servers_changed += other.servers_changed;
+        self.servers_unreachable += other.servers_unreachable;
+        self.servers_requiring_auth += other.servers_requiring_auth;
+        self.servers_allowing_anonymous_listing += other.servers_allowing_anonymous_listing;
+        self.baselines_created += other.baselines_created;
+        self.servers_compared += other.servers_compared;
+        self.changes_total += other.changes_total;
+        self.servers_blocked += other.servers_blocked;
+        self.servers_deferred += other.servers_deferred;
+        self.servers_from_registry += other.servers_from_registry;
+        for (class, count) in &other.changes_by_class {
+            *self.changes_by_class.entry(class.clone()).or_insert(0) += count;
+        }
+        for (severity, count) in &other.changes_by_severity {
+            *self
+                .changes_by_severity
+                .entry(severity.clone())
+                .or_insert(0) += count;
+        }
+        self.anonymous_listing_share = if self.servers_checked == 0 {
+            0.0
+        } else {
+            self.servers_allowing_anonymous_listing as f64 / self.servers_checked as f64
+        };
     }
 }

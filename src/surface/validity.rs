@@ -156,7 +156,8 @@ fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-fn json_type(value: &Value) -> &'static str {
+/// The kind of a JSON value as a message names it ("a string", "an object", ...).
+pub fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -4,6 +4,11 @@
 //! memory, answers with the documented envelopes (`{"data": …}`, `{"error": {type, message}}`,
 //! 201 on push and charge), records every request, and can be told to fail chosen calls.
 //! Charges are de-duplicated by idempotency key, as the platform does.
+//!
+//! Given the Actor's binary ([`FakeApify::with_actor`]), it also starts runs of the Actor
+//! (`POST /v2/acts/{id}/runs`) as real child processes against itself, each with its own
+//! default store and dataset, and serves their run objects and dataset items, as a sharded
+//! watch needs.
 
 // Test support code: panicking on a broken fake is the right failure.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -80,6 +85,29 @@ pub struct FakeState {
     /// The run object served by `GET /v2/actor-runs/{RUN_ID}`.
     pub run: Value,
     pub failures: VecDeque<Failure>,
+    /// The fake's own base URL (for the runs it starts).
+    pub base_url: String,
+    /// The binary the fake runs for `POST /v2/acts/{id}/runs`; `None` answers 404.
+    pub actor_binary: Option<String>,
+    /// Extra environment of the runs it starts.
+    pub child_env: Vec<(String, String)>,
+    /// The run objects of the runs it started, by id.
+    pub runs: BTreeMap<String, Value>,
+    /// Each started run's standard error, once it ended.
+    pub child_stderr: BTreeMap<String, String>,
+    /// Charges the started runs made: (run id, charge).
+    pub child_charges: Vec<(String, Charge)>,
+}
+
+impl FakeState {
+    /// The run object of `id` (the main run or one the fake started).
+    fn run_object(&mut self, id: &str) -> Option<&mut Value> {
+        if id == RUN_ID {
+            Some(&mut self.run)
+        } else {
+            self.runs.get_mut(id)
+        }
+    }
 }
 
 /// The running fake.
@@ -102,12 +130,14 @@ impl FakeApify {
             run: json!({"id": RUN_ID, "pricingInfo": {}, "chargedEventCounts": {}, "options": {}}),
             ..FakeState::default()
         }));
+        let handler_state = state.clone();
         let app = Router::new()
             .fallback(handle)
             .layer(DefaultBodyLimit::max(32 * 1024 * 1024))
-            .with_state(state.clone());
+            .with_state(handler_state);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        state.lock().unwrap().base_url = format!("http://{addr}");
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
@@ -137,6 +167,19 @@ impl FakeApify {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .chain([("APIFY_API_BASE_URL".to_string(), self.base_url())])
         .collect()
+    }
+
+    /// Lets the fake start runs of `binary` for `POST /v2/acts/{id}/runs`, with `env` added to
+    /// the platform environment each run gets.
+    pub fn with_actor(&self, binary: &str, env: Vec<(String, String)>) {
+        let mut state = self.state();
+        state.actor_binary = Some(binary.to_string());
+        state.child_env = env;
+    }
+
+    /// The run objects of the runs the fake started, once every one of them has ended.
+    pub fn started_runs(&self) -> Vec<Value> {
+        self.state().runs.values().cloned().collect()
     }
 
     pub fn state(&self) -> MutexGuard<'_, FakeState> {
@@ -172,6 +215,13 @@ impl FakeApify {
     }
 }
 
+/// The query parameters of `uri`.
+fn query_map(uri: &Uri) -> HashMap<String, String> {
+    url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+        .into_owned()
+        .collect()
+}
+
 fn error(status: u16, error_type: &str, message: &str) -> Response {
     let status = StatusCode::from_u16(status).unwrap();
     let body = json!({"error": {"type": error_type, "message": message}});
@@ -186,14 +236,90 @@ fn empty_created() -> Response {
     (StatusCode::CREATED, axum::Json(json!({}))).into_response()
 }
 
+/// Starts a run of the Actor's binary as the platform would: its INPUT in its own default
+/// store, its own dataset, the platform environment pointing at this fake.
+fn start_run(
+    shared: &Arc<Mutex<FakeState>>,
+    state: &mut FakeState,
+    actor: &str,
+    query: &HashMap<String, String>,
+    body: &Bytes,
+) -> Response {
+    let Some(binary) = state.actor_binary.clone() else {
+        return error(404, "record-not-found", "Actor was not found");
+    };
+    let number = state.runs.len() + 2;
+    let id = format!("run-{number}");
+    let store = format!("kv-run-{number}");
+    let dataset = format!("ds-run-{number}");
+    state.records.insert(
+        (store.clone(), "INPUT".to_string()),
+        (body.to_vec(), "application/json".to_string()),
+    );
+    let max_total = query.get("maxTotalChargeUsd").cloned();
+    let mut run = state.run.clone();
+    run["id"] = json!(id);
+    run["actId"] = json!(actor);
+    run["status"] = json!("RUNNING");
+    run["exitCode"] = Value::Null;
+    run["statusMessage"] = Value::Null;
+    run["defaultKeyValueStoreId"] = json!(store);
+    run["defaultDatasetId"] = json!(dataset);
+    run["buildNumber"] = json!(query.get("build"));
+    run["options"]["maxTotalChargeUsd"] = max_total
+        .as_deref()
+        .and_then(|m| m.parse::<f64>().ok())
+        .map_or(Value::Null, |m| json!(m));
+    state.runs.insert(id.clone(), run.clone());
+
+    let mut command = std::process::Command::new(binary);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "info")
+        .env("APIFY_IS_AT_HOME", "1")
+        .env("APIFY_TOKEN", TOKEN)
+        .env("APIFY_API_BASE_URL", &state.base_url)
+        .env("ACTOR_ID", actor)
+        .env("ACTOR_RUN_ID", &id)
+        .env("ACTOR_DEFAULT_KEY_VALUE_STORE_ID", &store)
+        .env("ACTOR_DEFAULT_DATASET_ID", &dataset)
+        .env("LEDGER_API_RETRY_BASE_MS", "1")
+        .envs(state.child_env.clone())
+        .current_dir(std::env::temp_dir())
+        .stdin(std::process::Stdio::null());
+    if let Some(max_total) = &max_total {
+        command.env("ACTOR_MAX_TOTAL_CHARGE_USD", max_total);
+    }
+    let shared = shared.clone();
+    let run_id = id.clone();
+    tokio::task::spawn_blocking(move || {
+        let output = command.output();
+        let mut state = shared.lock().unwrap();
+        let (code, stderr) = match output {
+            Ok(output) => (
+                output.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            ),
+            Err(error) => (-1, format!("could not start the Actor: {error}")),
+        };
+        state.child_stderr.insert(run_id.clone(), stderr);
+        if let Some(run) = state.runs.get_mut(&run_id) {
+            run["status"] = json!(if code == 0 { "SUCCEEDED" } else { "FAILED" });
+            run["exitCode"] = json!(code);
+        }
+    });
+    data(StatusCode::CREATED, run)
+}
+
 async fn handle(
-    State(state): State<Arc<Mutex<FakeState>>>,
+    State(shared): State<Arc<Mutex<FakeState>>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let mut state = state.lock().unwrap();
+    let mut state = shared.lock().unwrap();
     let path = uri.path().to_string();
     state.requests.push(Recorded {
         method: method.clone(),
@@ -251,10 +377,7 @@ async fn handle(
         (Method::GET, ["v2", "key-value-stores", store, "keys"]) => {
             // Pages of at most `limit` (here never more than 2, to exercise paging), after
             // `exclusiveStartKey`, in key order, as the API lists them.
-            let query: HashMap<String, String> =
-                url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-                    .into_owned()
-                    .collect();
+            let query = query_map(&uri);
             let limit = query
                 .get("limit")
                 .and_then(|l| l.parse::<usize>().ok())
@@ -322,22 +445,50 @@ async fn handle(
                 .extend(items);
             empty_created()
         }
-        (Method::GET, ["v2", "actor-runs", run]) if *run == RUN_ID => {
-            data(StatusCode::OK, state.run.clone())
+        (Method::POST, ["v2", "acts", actor, "runs"]) => {
+            let query = query_map(&uri);
+            start_run(&shared, &mut state, actor, &query, &body)
         }
-        (Method::PUT, ["v2", "actor-runs", run]) if *run == RUN_ID => {
+        (Method::GET, ["v2", "datasets", dataset, "items"]) => {
+            let query = query_map(&uri);
+            let number = |name: &str, default: usize| {
+                query
+                    .get(name)
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(default)
+            };
+            let items = state.datasets.get(*dataset).cloned().unwrap_or_default();
+            let page: Vec<Value> = items
+                .into_iter()
+                .skip(number("offset", 0))
+                .take(number("limit", usize::MAX))
+                .collect();
+            (StatusCode::OK, axum::Json(Value::Array(page))).into_response()
+        }
+        (Method::GET, ["v2", "actor-runs", run]) => match state.run_object(run) {
+            Some(object) => data(StatusCode::OK, object.clone()),
+            None => error(404, "record-not-found", "Actor run was not found"),
+        },
+        (Method::PUT, ["v2", "actor-runs", run]) => {
             let Ok(update) = serde_json::from_slice::<Value>(&body) else {
                 return error(400, "invalid-input", "body must be JSON");
             };
             let message = update["statusMessage"].as_str().unwrap_or("").to_string();
             let terminal = update["isStatusMessageTerminal"].as_bool().unwrap_or(false);
-            state.status_messages.push((message.clone(), terminal));
+            let run = run.to_string();
+            let Some(object) = state.run_object(&run) else {
+                return error(404, "record-not-found", "Actor run was not found");
+            };
+            object["statusMessage"] = json!(message);
+            if run == RUN_ID {
+                state.status_messages.push((message.clone(), terminal));
+            }
             data(
                 StatusCode::OK,
-                json!({"id": RUN_ID, "statusMessage": message, "isStatusMessageTerminal": terminal}),
+                json!({"id": run, "statusMessage": message, "isStatusMessageTerminal": terminal}),
             )
         }
-        (Method::POST, ["v2", "actor-runs", run, "charge"]) if *run == RUN_ID => {
+        (Method::POST, ["v2", "actor-runs", run, "charge"]) => {
             let Ok(charge) = serde_json::from_slice::<Value>(&body) else {
                 return error(400, "invalid-input", "body must be JSON");
             };
@@ -351,13 +502,25 @@ async fn handle(
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string();
-            let seen = !key.is_empty() && state.charges.iter().any(|c| c.idempotency_key == key);
+            let charge = Charge {
+                event: event.to_string(),
+                count,
+                idempotency_key: key,
+            };
+            if *run != RUN_ID {
+                if !state.runs.contains_key(*run) {
+                    return error(404, "record-not-found", "Actor run was not found");
+                }
+                state.child_charges.push((run.to_string(), charge));
+                return empty_created();
+            }
+            let seen = !charge.idempotency_key.is_empty()
+                && state
+                    .charges
+                    .iter()
+                    .any(|c| c.idempotency_key == charge.idempotency_key);
             if !seen {
-                state.charges.push(Charge {
-                    event: event.to_string(),
-                    count,
-                    idempotency_key: key,
-                });
+                state.charges.push(charge);
             }
             empty_created()
         }

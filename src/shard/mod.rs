@@ -1,0 +1,475 @@
+//! Sharded watch: one fleet split over several runs, each with its own ledger.
+//!
+//! ```text
+//! INPUT (shards = N) ─► fleet (servers + registry) ─► plan::split by a hash of the URL
+//!   ─► per shard: reuse (interrupted round) or run it ─ on the platform: a run of this Actor
+//!      (POST /v2/acts/{id}/runs, budget share), locally: a task of this process
+//!   ─► merged rows + one merged summary row, OUTPUT, REPORT ─► round record (last)
+//! ```
+//!
+//! Shard `k` of `N` keeps the ledger `<ledger_name>-shard-<k>-of-<N>`. A server's shard depends
+//! only on its URL and `N`, so it never moves while the fleet changes; a new `N` means new
+//! ledgers (a re-baseline). The shards' maximum charges are equal shares of what the
+//! coordinator has left, so together they never exceed its own maximum.
+
+pub mod local;
+pub mod plan;
+pub mod remote;
+pub mod round;
+
+use std::future::Future;
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use crate::input::Input;
+use crate::platform::{Charging, Item, Record, Rounding, Storage, Store, Usd};
+use crate::registry::Fleet;
+use crate::report::{ChangeRow, ServerRow, ShardOutcome, SummaryRow};
+use crate::run::{self, EVENT_RUN_START, RunError, RunOptions, RunOutcome};
+use plan::ShardJob;
+use round::{EMPTY, FAILED, GATE_TRIPPED, REUSED, Round, SUCCEEDED, ShardRecord};
+
+/// How a shard's run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShardEnd {
+    /// It finished; its rows are complete.
+    Succeeded {
+        /// Whether its `fail_on` gate tripped.
+        gate_tripped: bool,
+    },
+    /// It failed; why.
+    Failed(String),
+}
+
+/// What one shard's run left behind.
+#[derive(Debug, Clone)]
+pub struct ShardRun {
+    /// How it ended.
+    pub end: ShardEnd,
+    /// The platform run, if it was one.
+    pub run_id: Option<String>,
+    /// That run's dataset.
+    pub dataset_id: Option<String>,
+    /// Its dataset rows, as JSON.
+    pub items: Vec<Item>,
+}
+
+/// Runs one shard: as a platform run ([`remote::PlatformRuns`]) or in this process
+/// ([`local::InProcess`]).
+pub trait ShardRunner {
+    /// Runs `job` with at most `budget` charged, and returns how it ended.
+    fn run_shard(&self, job: &ShardJob, budget: Option<Usd>) -> impl Future<Output = ShardRun>;
+}
+
+/// Why a sharded watch could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    /// On the platform, shard runs are started as runs of this Actor, whose id must be known.
+    #[error(
+        "`shards` above 1 needs ACTOR_ID on the Apify platform (the Actor whose runs are the shards); it is not set"
+    )]
+    NoActorId,
+}
+
+/// Runs a sharded watch: the coordinator of `input.shards` shard runs.
+pub async fn coordinate(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: &RunOptions,
+    input: Input,
+    raw_input: Value,
+) -> Result<RunOutcome, RunError> {
+    if options.shard_runs.is_none() && !charging.is_dry_run() {
+        // Shards in this process would charge nothing through the platform.
+        return Err(ShardError::NoActorId.into());
+    }
+    let client = run::http_client(&input, options)?;
+    let fleet = run::gather_fleet(storage, &client, &input).await;
+    if let Err(error) = charging.charge(EVENT_RUN_START, 1).await {
+        tracing::warn!(%error, "run_start not charged");
+    }
+    let jobs = plan::split(&fleet, input.shards, &input.ledger_name);
+    let previous = Round::load(storage, &input.ledger_name).await;
+    // Shards without servers do not run (a platform run would cost a start for nothing).
+    let (reused, to_run): (Vec<&ShardJob>, Vec<&ShardJob>) = jobs
+        .iter()
+        .filter(|job| !job.entries.is_empty())
+        .partition(|job| {
+            previous
+                .as_ref()
+                .is_some_and(|round| round.reusable(job).is_some())
+        });
+    tracing::info!(
+        shards = jobs.len(),
+        run = to_run.len(),
+        reused = reused.len(),
+        servers = fleet.entries.len(),
+        "sharded watch"
+    );
+    let progress = format!(
+        "Running {} shards of {} servers ({} reused from the interrupted round)",
+        to_run.len(),
+        fleet.entries.len(),
+        reused.len()
+    );
+    if let Err(error) = storage.set_status_message(&progress, false).await {
+        tracing::warn!(%error, "cannot update the status message");
+    }
+    let budgets = plan::budget_shares(charging.remaining(), to_run.len());
+    let runs = run_shards(
+        storage, charging, options, &input, &raw_input, &to_run, &budgets,
+    )
+    .await;
+    let mut runs: std::collections::HashMap<usize, ShardRun> =
+        to_run.iter().map(|job| job.shard).zip(runs).collect();
+    let mut merged = Merged::new(&fleet);
+    for job in &jobs {
+        let record = match runs.remove(&job.shard) {
+            Some(run) => merged.add_run(job, run),
+            None if job.entries.is_empty() => empty_record(job),
+            None => merged.add_reused(job, previous.as_ref().and_then(|r| r.reusable(job))),
+        };
+        merged.records.push(record);
+    }
+    let started_at = match &previous {
+        Some(round) if !round.is_complete() && round.of == input.shards => round.started_at,
+        _ => Utc::now(),
+    };
+    let round = Round::new(input.shards, started_at, merged.records.clone());
+    let summary = write_merged(storage, charging, &input, &fleet, merged).await?;
+    round.save(storage, &input.ledger_name).await?;
+    Ok(RunOutcome {
+        summary,
+        gate_tripped: round
+            .shards
+            .iter()
+            .any(|r| r.outcome.status == GATE_TRIPPED),
+        failed_shards: round.shards.iter().filter(|r| !r.succeeded()).count(),
+    })
+}
+
+/// Runs the shards as platform runs when the platform is there, else in this process.
+async fn run_shards(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: &RunOptions,
+    input: &Input,
+    raw_input: &Value,
+    jobs: &[&ShardJob],
+    budgets: &[Option<Usd>],
+) -> Vec<ShardRun> {
+    match &options.shard_runs {
+        Some(runs) => {
+            let runner = remote::PlatformRuns {
+                runs,
+                input: raw_input,
+            };
+            run_all(&runner, jobs, budgets).await
+        }
+        None => {
+            let runner = local::InProcess {
+                storage,
+                charging,
+                options,
+                input,
+            };
+            run_all(&runner, jobs, budgets).await
+        }
+    }
+}
+
+/// Runs every job at once (platform runs in parallel, or tasks of this process).
+async fn run_all(
+    runner: &impl ShardRunner,
+    jobs: &[&ShardJob],
+    budgets: &[Option<Usd>],
+) -> Vec<ShardRun> {
+    futures::future::join_all(
+        jobs.iter()
+            .zip(budgets)
+            .map(|(job, budget)| runner.run_shard(job, *budget)),
+    )
+    .await
+}
+
+/// The merged result of the shards, built shard by shard.
+struct Merged {
+    summary: SummaryRow,
+    servers: Vec<ServerRow>,
+    changes: Vec<ChangeRow>,
+    shard_charges: Vec<Value>,
+    records: Vec<ShardRecord>,
+    registry_names: std::collections::HashMap<String, String>,
+}
+
+impl Merged {
+    /// Starts with the rows the coordinator makes itself: registry templates.
+    fn new(fleet: &Fleet) -> Merged {
+        let now = Utc::now();
+        let servers: Vec<ServerRow> = fleet
+            .templated
+            .iter()
+            .map(|remote| run::templated_row(remote, now))
+            .collect();
+        let registry_names = fleet
+            .entries
+            .iter()
+            .zip(&fleet.registry_names)
+            .filter_map(|(entry, name)| Some((entry.as_str()?.to_string(), name.clone()?)))
+            .collect();
+        Merged {
+            summary: SummaryRow::tally(&servers, &[]),
+            servers,
+            changes: Vec::new(),
+            shard_charges: Vec::new(),
+            records: Vec::new(),
+            registry_names,
+        }
+    }
+
+    /// Takes in the rows of a shard that ran now.
+    fn add_run(&mut self, job: &ShardJob, run: ShardRun) -> ShardRecord {
+        let mut outcome = outcome_for(job, run.run_id, run.dataset_id);
+        let summary = match run.end {
+            ShardEnd::Succeeded { gate_tripped } => match self.take_rows(run.items) {
+                Ok(summary) => {
+                    outcome.status = if gate_tripped {
+                        GATE_TRIPPED
+                    } else {
+                        SUCCEEDED
+                    }
+                    .into();
+                    Some(summary)
+                }
+                Err(why) => {
+                    outcome.error = Some(why);
+                    None
+                }
+            },
+            ShardEnd::Failed(why) => {
+                outcome.error = Some(why);
+                None
+            }
+        };
+        if let Some(summary) = &summary {
+            self.summary.absorb(summary);
+            self.shard_charges.push(summary.charges.clone());
+        } else {
+            tracing::error!(
+                shard = job.ledger_name,
+                error = outcome.error.as_deref().unwrap_or(""),
+                "shard failed"
+            );
+            self.summary.servers_requested += job.entries.len();
+        }
+        ShardRecord {
+            entries_digest: job.entries_digest(),
+            outcome,
+            summary,
+        }
+    }
+
+    /// Takes in a shard reused from the interrupted round (counts only: its rows were written
+    /// by the run that read it).
+    fn add_reused(&mut self, job: &ShardJob, earlier: Option<&ShardRecord>) -> ShardRecord {
+        let Some(earlier) = earlier.filter(|e| e.summary.is_some()) else {
+            // Not reachable: only reusable shards are not run. Reported as failed, not hidden.
+            let mut outcome = outcome_for(job, None, None);
+            outcome.error = Some("no earlier result to reuse".into());
+            self.summary.servers_requested += job.entries.len();
+            return ShardRecord {
+                entries_digest: job.entries_digest(),
+                outcome,
+                summary: None,
+            };
+        };
+        let mut record = earlier.clone();
+        record.outcome.status = REUSED.into();
+        if let Some(summary) = &record.summary {
+            self.summary.absorb(summary);
+        }
+        record
+    }
+
+    /// Sorts a shard's rows into this result (each parsed straight from its JSON, which is
+    /// then dropped); returns its summary row.
+    fn take_rows(&mut self, items: Vec<Item>) -> Result<SummaryRow, String> {
+        /// Only the field that tells the row types apart.
+        #[derive(serde::Deserialize)]
+        struct Kind {
+            record_type: String,
+        }
+        let unreadable = |e: serde_json::Error| format!("a row of the shard cannot be read: {e}");
+        let mut summary = None;
+        let (mut servers, mut changes) = (Vec::new(), Vec::new());
+        for item in items {
+            let bytes = item.as_bytes();
+            let kind: Kind = serde_json::from_slice(bytes).map_err(unreadable)?;
+            match kind.record_type.as_str() {
+                "server" => {
+                    let mut row: ServerRow = serde_json::from_slice(bytes).map_err(unreadable)?;
+                    if let Some(name) = self.registry_names.get(&row.server_url) {
+                        row.registry_name = Some(name.clone());
+                    }
+                    servers.push(row);
+                }
+                "change" => changes.push(serde_json::from_slice(bytes).map_err(unreadable)?),
+                "summary" => summary = Some(serde_json::from_slice(bytes).map_err(unreadable)?),
+                other => return Err(format!("the shard wrote a row of unknown type {other:?}")),
+            }
+        }
+        let summary = summary.ok_or("the shard's run wrote no summary row")?;
+        self.servers.extend(servers);
+        self.changes.extend(changes);
+        Ok(summary)
+    }
+
+    /// Shards that failed.
+    fn failed(&self) -> usize {
+        self.records.iter().filter(|r| !r.succeeded()).count()
+    }
+}
+
+/// The record of a shard without servers.
+fn empty_record(job: &ShardJob) -> ShardRecord {
+    let mut outcome = outcome_for(job, None, None);
+    outcome.status = EMPTY.into();
+    ShardRecord {
+        entries_digest: job.entries_digest(),
+        outcome,
+        summary: Some(SummaryRow::tally(&[], &[])),
+    }
+}
+
+/// A shard's outcome before its status is known (failed until shown otherwise).
+fn outcome_for(job: &ShardJob, run_id: Option<String>, dataset_id: Option<String>) -> ShardOutcome {
+    ShardOutcome {
+        shard: job.shard,
+        ledger_name: job.ledger_name.clone(),
+        servers: job.entries.len(),
+        status: FAILED.into(),
+        run_id,
+        dataset_id,
+        error: None,
+    }
+}
+
+/// Writes the merged rows, the summary row, OUTPUT, REPORT and the status message; returns the
+/// summary row.
+async fn write_merged(
+    storage: &impl Storage,
+    charging: &Charging,
+    input: &Input,
+    fleet: &Fleet,
+    mut merged: Merged,
+) -> Result<SummaryRow, RunError> {
+    let failed = merged.failed();
+    let summary = &mut merged.summary;
+    summary.alert_on = input.alert_on_names();
+    summary.ledger_name = input.ledger_name.clone();
+    summary.servers_from_registry =
+        fleet.registry_names.iter().flatten().count() + fleet.templated.len();
+    summary.registry_skipped_stdio = fleet.skipped_stdio;
+    summary.registry_error = fleet.registry_error.clone();
+    summary.charges = merge_charges(charging.summary(), &merged.shard_charges);
+    summary.shards = Some(merged.records.iter().map(|r| r.outcome.clone()).collect());
+    summary.shards_failed = Some(failed);
+    summary.observed_at = Utc::now();
+
+    let mut items = Vec::with_capacity(merged.servers.len() + merged.changes.len() + 1);
+    for row in &merged.servers {
+        items.push(Item::of(row)?);
+    }
+    for row in &merged.changes {
+        items.push(Item::of(row)?);
+    }
+    items.push(Item::of(&merged.summary)?);
+    storage.push_items(&items).await?;
+    let summary_bytes = serde_json::to_vec_pretty(&merged.summary).unwrap_or_default();
+    storage
+        .put_record(Store::Default, "OUTPUT", Record::json(summary_bytes))
+        .await?;
+    let page = crate::report::html::Page::of_run(&merged.summary, &merged.servers, &merged.changes);
+    let report = Record {
+        bytes: crate::report::html::render(&page).into_bytes(),
+        content_type: "text/html; charset=utf-8".to_string(),
+    };
+    storage.put_record(Store::Default, "REPORT", report).await?;
+    let mut status = run::final_status(&merged.summary);
+    if failed > 0 {
+        let names: Vec<&str> = merged
+            .records
+            .iter()
+            .filter(|r| !r.succeeded())
+            .map(|r| r.outcome.ledger_name.as_str())
+            .collect();
+        status.push_str(&format!(
+            "; {failed} of {} shards failed ({}): run again to re-run only those",
+            merged.records.len(),
+            names.join(", ")
+        ));
+    }
+    storage.set_status_message(&status, true).await?;
+    Ok(merged.summary)
+}
+
+/// The charges of the whole watch: the coordinator's own plus every shard run's, per event.
+/// Amounts are added exactly ([`Usd`]); the maximum is the coordinator's.
+pub fn merge_charges(coordinator: Value, shards: &[Value]) -> Value {
+    let mut merged = coordinator;
+    let usd = |value: &Value| Usd::from_json(value, Rounding::Down).unwrap_or(Usd::ZERO);
+    let add = |a: &Value, b: &Value| {
+        Usd::from_nanos(usd(a).nanos().saturating_add(usd(b).nanos())).to_json()
+    };
+    for shard in shards {
+        merged["total_usd"] = add(&merged["total_usd"], &shard["total_usd"]);
+        let Some(events) = shard["events"].as_object() else {
+            continue;
+        };
+        for (name, event) in events {
+            let target = &mut merged["events"][name];
+            if target.is_null() {
+                *target = event.clone();
+                continue;
+            }
+            let count =
+                target["count"].as_u64().unwrap_or(0) + event["count"].as_u64().unwrap_or(0);
+            target["count"] = json!(count);
+            target["total_usd"] = add(&target["total_usd"], &event["total_usd"]);
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_add_up_per_event_exactly() {
+        let coordinator = json!({
+            "pay_per_event": true, "max_total_charge_usd": 1.0, "total_usd": 0.01, "dry_run": false,
+            "events": {"run_start": {"count": 1, "price_usd": 0.01, "total_usd": 0.01}}
+        });
+        let shard = |checked: u64| {
+            json!({
+                "pay_per_event": true, "max_total_charge_usd": 0.33, "total_usd": 0.01 + 0.001 * checked as f64,
+                "events": {
+                    "run_start": {"count": 1, "price_usd": 0.01, "total_usd": 0.01},
+                    "server_checked": {"count": checked, "price_usd": 0.001, "total_usd": 0.001 * checked as f64}
+                }
+            })
+        };
+        let merged = merge_charges(coordinator, &[shard(3), shard(7)]);
+        assert_eq!(merged["events"]["run_start"]["count"], 3);
+        assert_eq!(merged["events"]["server_checked"]["count"], 10);
+        assert_eq!(merged["events"]["server_checked"]["total_usd"], json!(0.01));
+        assert_eq!(merged["total_usd"], json!(0.04));
+        assert_eq!(
+            merged["max_total_charge_usd"],
+            json!(1.0),
+            "the coordinator's maximum"
+        );
+    }
+}

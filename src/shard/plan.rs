@@ -1,0 +1,224 @@
+//! Pure decisions of a sharded watch: which shard a server belongs to, what each shard's input
+//! is, and how the budget is shared. No I/O.
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::platform::Usd;
+use crate::registry::Fleet;
+
+/// One shard of a sharded watch: its number, its ledger and its server entries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardJob {
+    /// 1 to `of`.
+    pub shard: usize,
+    /// The number of shards.
+    pub of: usize,
+    /// The ledger the shard keeps.
+    pub ledger_name: String,
+    /// Its server entries, in fleet order.
+    pub entries: Vec<Value>,
+}
+
+impl ShardJob {
+    /// A digest of the shard's entries: an interrupted round's result for this shard is reused
+    /// only while the shard still holds exactly these servers.
+    pub fn entries_digest(&self) -> String {
+        let mut hasher = Sha256::new();
+        for entry in &self.entries {
+            hasher.update(entry.to_string().as_bytes());
+            hasher.update(b"\n");
+        }
+        hex(&hasher.finalize())
+    }
+}
+
+/// The ledger of shard `shard` of `of` of the watch `ledger_name`.
+pub fn shard_ledger_name(ledger_name: &str, shard: usize, of: usize) -> String {
+    format!("{ledger_name}-shard-{shard}-of-{of}")
+}
+
+/// The shard (1 to `of`) of a server entry: a hash of its normalized URL (of its JSON text when
+/// it is no URL). Depends on nothing but the entry and `of`, so a server keeps its shard when
+/// the fleet grows or shrinks; only a new `of` moves servers (a re-baseline: new ledgers).
+pub fn shard_of(entry: &Value, of: usize) -> usize {
+    let key = match entry {
+        Value::String(text) => {
+            crate::targets::normalized_url(text).unwrap_or_else(|| text.trim().to_string())
+        }
+        other => other.to_string(),
+    };
+    let digest = Sha256::digest(key.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    (u64::from_be_bytes(first) % of.max(1) as u64) as usize + 1
+}
+
+/// Splits the fleet's entries into `of` shards (every shard is listed, even an empty one).
+pub fn split(fleet: &Fleet, of: usize, ledger_name: &str) -> Vec<ShardJob> {
+    let mut jobs: Vec<ShardJob> = (1..=of)
+        .map(|shard| ShardJob {
+            shard,
+            of,
+            ledger_name: shard_ledger_name(ledger_name, shard, of),
+            entries: Vec::new(),
+        })
+        .collect();
+    for entry in &fleet.entries {
+        jobs[shard_of(entry, of) - 1].entries.push(entry.clone());
+    }
+    jobs
+}
+
+/// The INPUT of a shard's run: the coordinator's input as given (secret fields stay as they
+/// were, encrypted on the platform), with the shard's servers and ledger, no registry search
+/// and no further sharding.
+pub fn shard_input(coordinator_input: &Value, job: &ShardJob) -> Value {
+    let mut input = coordinator_input
+        .as_object()
+        .cloned()
+        .unwrap_or_else(Map::new);
+    input.remove("registry");
+    input.remove("shards");
+    input.insert("servers".to_string(), Value::Array(job.entries.clone()));
+    input.insert(
+        "ledger_name".to_string(),
+        Value::String(job.ledger_name.clone()),
+    );
+    Value::Object(input)
+}
+
+/// Each of `count` shard runs' maximum total charge: an equal share of what the coordinator
+/// has left, rounded down to the nano-dollar, so the shares never add up to more than that.
+/// Unlimited (`None`) stays unlimited.
+pub fn budget_shares(remaining: Option<Usd>, count: usize) -> Vec<Option<Usd>> {
+    let share = remaining.map(|usd| Usd::from_nanos(usd.nanos() / count.max(1) as u64));
+    vec![share; count]
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fleet(urls: &[String]) -> Fleet {
+        let entries: Vec<Value> = urls.iter().map(|u| json!(u)).collect();
+        Fleet::explicit(&entries)
+    }
+
+    fn urls(n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| format!("https://mcp{i}.example.com/mcp"))
+            .collect()
+    }
+
+    #[test]
+    fn every_entry_lands_in_exactly_one_shard_and_shards_are_balanced() {
+        let jobs = split(&fleet(&urls(1000)), 4, "watch");
+        assert_eq!(jobs.len(), 4);
+        assert_eq!(jobs.iter().map(|j| j.entries.len()).sum::<usize>(), 1000);
+        for job in &jobs {
+            assert!(
+                (200..300).contains(&job.entries.len()),
+                "{}",
+                job.entries.len()
+            );
+            assert_eq!(job.ledger_name, format!("watch-shard-{}-of-4", job.shard));
+        }
+    }
+
+    #[test]
+    fn a_server_keeps_its_shard_when_the_fleet_grows() {
+        let small = split(&fleet(&urls(100)), 3, "w");
+        let large = split(&fleet(&urls(700)), 3, "w");
+        for (before, after) in small.iter().zip(&large) {
+            for entry in &before.entries {
+                assert!(after.entries.contains(entry), "{entry} moved");
+            }
+        }
+    }
+
+    #[test]
+    fn equal_urls_share_a_shard_whatever_their_spelling() {
+        let cases = [
+            ("https://a.example/mcp", "https://A.EXAMPLE/mcp"),
+            ("https://a.example/mcp", "https://a.example:443/mcp"),
+            ("https://a.example/mcp", " https://a.example/mcp#x"),
+        ];
+        for (a, b) in cases {
+            for of in 2..=20 {
+                assert_eq!(shard_of(&json!(a), of), shard_of(&json!(b), of), "{a} {b}");
+            }
+        }
+        assert!((1..=5).contains(&shard_of(&json!({"not": "a url"}), 5)));
+        assert_eq!(shard_of(&json!("anything"), 1), 1);
+    }
+
+    #[test]
+    fn shard_inputs_keep_everything_but_the_fleet_fields() {
+        let coordinator = json!({
+            "servers": ["https://a.example/mcp"],
+            "registry": {"search": "x"},
+            "shards": 3,
+            "ledger_name": "w",
+            "concurrency": 7,
+            "server_credentials": "ENCRYPTED_JSON:abc:def",
+        });
+        let job = ShardJob {
+            shard: 2,
+            of: 3,
+            ledger_name: "w-shard-2-of-3".into(),
+            entries: vec![json!("https://b.example/mcp")],
+        };
+        assert_eq!(
+            shard_input(&coordinator, &job),
+            json!({
+                "servers": ["https://b.example/mcp"],
+                "ledger_name": "w-shard-2-of-3",
+                "concurrency": 7,
+                "server_credentials": "ENCRYPTED_JSON:abc:def",
+            })
+        );
+    }
+
+    #[test]
+    fn budget_shares_never_add_up_to_more_than_the_remainder() {
+        let cases: [(u64, usize); 6] = [
+            (0, 3),
+            (1, 3),
+            (1_000_000_000, 3),
+            (999_999_999, 7),
+            (5_000_000_000, 20),
+            (u64::MAX, 20),
+        ];
+        for (nanos, count) in cases {
+            let shares = budget_shares(Some(Usd::from_nanos(nanos)), count);
+            assert_eq!(shares.len(), count);
+            let total: u128 = shares.iter().map(|s| u128::from(s.unwrap().nanos())).sum();
+            assert!(total <= u128::from(nanos), "{nanos} {count}");
+            assert!(
+                u128::from(nanos) - total < count as u128,
+                "{nanos} {count}: waste"
+            );
+        }
+        assert_eq!(budget_shares(None, 4), vec![None; 4]);
+    }
+
+    #[test]
+    fn the_entries_digest_follows_the_entries() {
+        let job = |entries: Vec<Value>| ShardJob {
+            shard: 1,
+            of: 2,
+            ledger_name: "w".into(),
+            entries,
+        };
+        let a = job(vec![json!("https://a.example/mcp")]);
+        let b = job(vec![json!("https://b.example/mcp")]);
+        assert_eq!(a.entries_digest(), a.clone().entries_digest());
+        assert_ne!(a.entries_digest(), b.entries_digest());
+    }
+}

@@ -1,0 +1,87 @@
+//! How many servers one ledger index holds within the platform's 9 MiB record: the measurement
+//! behind `input::MAX_SERVERS` (one shard of a sharded watch). Realistic entries: a server name
+//! and title, a version, 1 KiB of instructions, an auth state with two scopes, a surface key,
+//! and a full history of 50 changes with tool names. Prints the figures (run with
+//! `--nocapture`); asserts only what the limit promises.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use chrono::{TimeZone, Utc};
+use mcp_surface_ledger::diff::{AuthState, ChangeClass, Severity};
+use mcp_surface_ledger::input::MAX_SERVERS;
+use mcp_surface_ledger::ledger::{Entry, HistoryItem, Ledger};
+use mcp_surface_ledger::platform::MAX_RECORD_BYTES;
+use mcp_surface_ledger::surface::ServerIdentity;
+
+fn entry(i: usize, view: &str, history: usize) -> Entry {
+    let at = Utc.timestamp_opt(1_790_000_000 + i as i64, 0).unwrap();
+    let url = format!("https://mcp-server-number-{i}.example-company.com/mcp{view}");
+    Entry {
+        server_url: url,
+        first_seen: at,
+        last_seen: at,
+        last_changed: Some(at),
+        era: None,
+        transport: Some("streamable-http".into()),
+        identity: ServerIdentity {
+            name: Some(format!("io.example/server-{i}")),
+            title: Some(format!("Example server number {i}")),
+            version: Some("2.14.3".into()),
+            protocol_version: Some("2025-11-25".into()),
+            instructions: Some("Use the search tools before the write tools. ".repeat(23)),
+        },
+        auth: AuthState {
+            auth_required: view.is_empty(),
+            anonymous_listing_allowed: !view.is_empty(),
+            authorization_servers: vec!["https://auth.example-company.com".into()],
+            scopes: vec!["repo".into(), "read:org".into()],
+        },
+        tool_digest: Some(format!("sha256:{}", "ab".repeat(32))),
+        surface_key: Some(format!("surface-{}", "cd".repeat(20))),
+        tools_total: 50,
+        repeated_keys: None,
+        history: (0..history)
+            .map(|h| HistoryItem {
+                observed_at: at,
+                change_class: ChangeClass::InputSchemaChanged,
+                tool_name: Some(format!("create_pull_request_review_comment_{h}")),
+                field: "inputSchema".into(),
+                severity: Severity::Medium,
+            })
+            .collect(),
+    }
+}
+
+fn index_bytes(servers: usize, views: &[&str], history: usize) -> usize {
+    let mut ledger = Ledger::empty("capacity");
+    for i in 0..servers {
+        for view in views {
+            let entry = entry(i, view, history);
+            ledger.servers.insert(entry.server_url.clone(), entry);
+        }
+    }
+    ledger.to_record().bytes.len()
+}
+
+#[test]
+fn one_shard_of_servers_fits_one_ledger_record() {
+    let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+    let both = ["", "#authenticated"];
+    for servers in [100, 500, MAX_SERVERS, 2 * MAX_SERVERS] {
+        for history in [50, 25, 10, 0] {
+            let one = index_bytes(servers, &[""], history);
+            let two = index_bytes(servers, &both, history);
+            println!(
+                "{servers:>5} servers, history {history:>2}: {:>6.2} MiB (one view), {:>6.2} MiB (both views)",
+                mib(one),
+                mib(two)
+            );
+        }
+    }
+    // The index shortens every entry's history (50, 25, 10, 0) until it fits. A full shard
+    // keeps 25 changes per server with one view, and 10 with both views of every server.
+    assert!(index_bytes(MAX_SERVERS, &[""], 25) <= MAX_RECORD_BYTES);
+    assert!(index_bytes(MAX_SERVERS, &both, 10) <= MAX_RECORD_BYTES);
+    // Twice as many servers would not fit with both views even at 10: the limit is not loose.
+    assert!(index_bytes(2 * MAX_SERVERS, &both, 10) > MAX_RECORD_BYTES);
+}
