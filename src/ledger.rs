@@ -40,9 +40,6 @@ pub const SURFACE_FORMAT: u32 = 2;
 /// The most bytes a stored surface may inflate to; a damaged or hostile record beyond it is
 /// refused instead of exhausting memory.
 const MAX_SURFACE_JSON_BYTES: u64 = 256 * 1024 * 1024;
-/// The gzip level of surface records: 3 makes records about 3 % larger than the default level
-/// 6 on real tool lists, for a third of the CPU (measured in `docs/performance.md`).
-const SURFACE_COMPRESSION_LEVEL: u32 = 3;
 /// What surface records are stored as.
 const SURFACE_CONTENT_TYPE: &str = "application/gzip";
 /// The most entries one ledger keeps; the least recently seen are dropped beyond it. Room for
@@ -199,6 +196,16 @@ struct StoredSurfaceView<'a> {
     tools: Vec<&'a Value>,
 }
 
+/// `bytes` gzip-compressed at `level`. Surface records use the fast level: on real tool lists
+/// it costs a third of the CPU of the default level for records about a third larger
+/// (`docs/performance.md`); a record over the platform limit is compressed again at the best.
+fn gzip(bytes: &[u8], level: Compression) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), level);
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(bytes);
+    encoder.finish().unwrap_or_default()
+}
+
 impl StoredSurface {
     /// The record that stores `surface`: its JSON, gzip-compressed ([`SURFACE_FORMAT`]); read
     /// back with [`StoredSurface::from_bytes`].
@@ -210,15 +217,15 @@ impl StoredSurface {
         };
         // The JSON is built first and compressed in one call: serializing straight into the
         // encoder hands it thousands of tiny writes, each a compressor call (4x slower).
-        // serde_json cannot fail on a Value tree; writing into a Vec cannot fail.
+        // serde_json cannot fail on a Value tree.
         let json = serde_json::to_vec(&view).unwrap_or_default();
-        let mut encoder = GzEncoder::new(
-            Vec::with_capacity(json.len() / 4),
-            Compression::new(SURFACE_COMPRESSION_LEVEL),
-        );
-        let _ = encoder.write_all(&json);
+        let mut bytes = gzip(&json, Compression::fast());
+        if bytes.len() > MAX_RECORD_BYTES {
+            // A huge surface: the best compression may still fit where the fast one does not.
+            bytes = gzip(&json, Compression::best());
+        }
         Record {
-            bytes: encoder.finish().unwrap_or_default(),
+            bytes,
             content_type: SURFACE_CONTENT_TYPE.to_string(),
         }
     }

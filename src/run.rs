@@ -186,9 +186,29 @@ impl Prepared {
 
     /// The summaries for the row: the insight plus this answer's duplicate-key findings.
     fn row_summaries(&self) -> ToolSummaries {
-        let mut summaries = self.insight.as_ref().clone();
-        mark_repeated_keys(&mut summaries, &self.repeated_keys);
-        summaries
+        row_summaries(&self.insight, &self.repeated_keys)
+    }
+}
+
+/// The insight plus the duplicate-key findings of one answer.
+fn row_summaries(insight: &ToolSummaries, repeated_keys: &[(String, String)]) -> ToolSummaries {
+    let mut summaries = insight.clone();
+    mark_repeated_keys(&mut summaries, repeated_keys);
+    summaries
+}
+
+/// Where a server row's per-tool summaries come from. The row's `tools` stay empty until the
+/// row is serialized: a fleet's rows wait for the end of the run, and holding a copy of every
+/// surface's summaries there would double what the insight cache already holds.
+struct RowTools {
+    insight: Arc<ToolSummaries>,
+    repeated_keys: Vec<(String, String)>,
+}
+
+impl RowTools {
+    /// The row's `tools`.
+    fn summaries(&self) -> Vec<crate::report::ToolSummary> {
+        row_summaries(&self.insight, &self.repeated_keys).0
     }
 }
 
@@ -210,6 +230,8 @@ struct ServerResult {
     surface_write: Option<(String, Record)>,
     /// The insight of the surface the ledger entry now names, for the cache.
     insight: Option<CachedInsight>,
+    /// The row's per-tool summaries, filled in when the row is serialized.
+    tools: Option<RowTools>,
 }
 
 /// The pay-per-event events of seed 000.
@@ -495,6 +517,7 @@ async fn probe_and_record(
     // task and reports back through a channel, so recording one outcome never holds up the
     // next probe, and servers late in the list are the ones a run deadline cuts.
     let slots = Arc::new(Semaphore::new(input.concurrency));
+    let preparers = Arc::new(Semaphore::new(cpu_count()));
     let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
     let feeder_client = client.clone();
     tokio::spawn(async move {
@@ -504,9 +527,14 @@ async fn probe_and_record(
             };
             let report = report.clone();
             let client = feeder_client.clone();
+            let preparers = preparers.clone();
             tokio::spawn(async move {
                 let (index, fallback) = (job.target.index, job.target.clone());
-                let probe = probe_one(client, slot, job, server_budget, run_deadline);
+                let slots = Slots {
+                    network: slot,
+                    preparers,
+                };
+                let probe = probe_one(client, slots, job, server_budget, run_deadline);
                 let outcome = tokio::spawn(probe).await.unwrap_or_else(|error| Outcome {
                     target: fallback,
                     probed: Probed::Crashed(error.to_string()),
@@ -618,9 +646,21 @@ impl<'a, S: Storage> SurfaceWriter<'a, S> {
     }
 }
 
+/// How many CPUs the surface work may use at once (at least one).
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// What one probe task holds and waits for: its place among the `concurrency` servers in
+/// flight, and the pool of CPU slots its surface work waits for once the answers are in.
+struct Slots {
+    network: OwnedSemaphorePermit,
+    preparers: Arc<Semaphore>,
+}
+
 async fn probe_one(
     client: net::Client,
-    slot: OwnedSemaphorePermit,
+    slots: Slots,
     job: Job,
     server_budget: Duration,
     run_deadline: TokioInstant,
@@ -644,29 +684,38 @@ async fn probe_one(
     let server_deadline = now + server_budget;
     let deadline = server_deadline.min(run_deadline);
     let client = client.with_credential(target.credential.clone());
-    let probed =
-        match tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await {
-            Ok(Ok(observation)) => {
-                drop(slot); // the network part is done: let the next server start
-                // Hashing, assessing and compressing take milliseconds of CPU: on the blocking
-                // pool they do not hold up the runtime's workers, which keep reading the
-                // answers of the servers in flight (and so releasing their slots) meanwhile.
-                let prepare = tokio::task::spawn_blocking(move || Prepared::of(observation, known));
-                match prepare.await {
-                    Ok(Ok(prepared)) => Probed::Read(Box::new(prepared)),
-                    Ok(Err(problem)) => Probed::Unusable(problem),
-                    Err(error) => Probed::Crashed(error.to_string()),
-                }
-            }
-            Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
-            Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
-            Err(_) => Probed::TimedOut,
-        };
+    let read = tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await;
+    // The server's response time: the surface work below is ours, not the server's.
+    let elapsed = started.elapsed();
+    let probed = match read {
+        Ok(Ok(observation)) => {
+            drop(slots.network); // the network part is done: let the next server start
+            prepare(&slots.preparers, observation, known).await
+        }
+        Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
+        Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
+        Err(_) => Probed::TimedOut,
+    };
     Outcome {
         target,
         probed,
-        elapsed: started.elapsed(),
+        elapsed,
         index,
+    }
+}
+
+/// Builds the surface, its insight and record ([`Prepared::of`]): milliseconds of CPU per
+/// server. It runs on the blocking pool, at most one per CPU, so the runtime's workers stay
+/// free to read the answers of the servers in flight (and so release their slots on time)
+/// instead of sharing the CPUs with a thread per finished probe.
+async fn prepare(preparers: &Semaphore, observation: Observation, known: Known) -> Probed {
+    // The semaphore is never closed, so acquiring cannot fail; if it did, work unthrottled.
+    let _cpu = preparers.acquire().await.ok();
+    let work = tokio::task::spawn_blocking(move || Prepared::of(observation, known));
+    match work.await {
+        Ok(Ok(prepared)) => Probed::Read(Box::new(prepared)),
+        Ok(Err(problem)) => Probed::Unusable(problem),
+        Err(error) => Probed::Crashed(error.to_string()),
     }
 }
 
@@ -682,6 +731,7 @@ fn blocked_result(blocked: &BlockedEntry, now: DateTime<Utc>) -> ServerResult {
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -692,6 +742,7 @@ fn templated_result(remote: &registry::RegistryRemote, now: DateTime<Utc>) -> Se
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -732,6 +783,7 @@ fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> S
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -865,6 +917,7 @@ async fn record_outcome(
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     })
 }
 
@@ -885,7 +938,7 @@ async fn record_readable(
 ) -> Result<ServerResult, RunError> {
     let View { key, mut row } = view;
     let anonymous = row.listing != Some(Listing::Authenticated);
-    let (tools, risk, capabilities) = prepared.row_summaries();
+    let (_, risk, capabilities) = prepared.row_summaries();
     let Prepared {
         observation,
         surface,
@@ -988,6 +1041,10 @@ async fn record_readable(
     let surface_write = surface_record
         .filter(|_| !deferred)
         .map(|record| (surface_key.clone(), record));
+    let row_tools = RowTools {
+        insight: insight.clone(),
+        repeated_keys: repeated_keys.clone(),
+    };
     let insight = (!deferred).then(|| (surface_key.clone(), insight));
     if !deferred {
         ledger.apply(
@@ -1030,7 +1087,6 @@ async fn record_readable(
                 .as_deref()
                 .is_some_and(|p| p != digest),
             tool_digest: Some(digest),
-            tools,
             risk: Some(risk),
             capabilities,
             identity_signal,
@@ -1045,6 +1101,7 @@ async fn record_readable(
         changes: change_rows,
         surface_write,
         insight,
+        tools: Some(row_tools),
     })
 }
 
@@ -1066,6 +1123,7 @@ fn unstorable_result(row: ServerRow, observation: &Observation, why: &str) -> Se
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -1124,6 +1182,7 @@ async fn record_auth_required(
         changes: change_rows,
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -1205,7 +1264,7 @@ fn log_verdict(row: &ServerRow) {
 }
 
 /// How many dataset items are serialized before they are pushed.
-const ITEMS_PER_PUSH: usize = 500;
+const ITEMS_PER_PUSH: usize = 100;
 
 /// Writes rows, OUTPUT, the report, the insight cache and, last, the ledger index (surface
 /// records were written while outcomes were recorded).
@@ -1230,14 +1289,17 @@ async fn finish(
             .iter()
             .map(|c| ChangeRow::of(&result.row.server_url, c, observed_at))
             .collect();
-        items.push(Item::of(&result.row)?);
-        for row in &rows {
-            items.push(Item::of(row)?);
-        }
-        // The per-tool summaries are in the item now; the summary row and the report do not
-        // use them, so they are not held twice until the end of the run.
+        // The per-tool summaries exist only while the row is serialized: the summary row and
+        // the report do not use them.
         let mut row = result.row;
+        if let Some(tools) = &result.tools {
+            row.tools = tools.summaries();
+        }
+        items.push(Item::of(&row)?);
         row.tools = Vec::new();
+        for change_row in &rows {
+            items.push(Item::of(change_row)?);
+        }
         server_rows.push(row);
         change_rows.extend(rows);
         if let Some((key, computed)) = result.insight {
