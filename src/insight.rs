@@ -374,10 +374,7 @@ mod tests {
         loaded.retain(["surface-a", "surface-a"]);
         assert_eq!(loaded.len(), 1);
         assert!(loaded.get("surface-b").is_none());
-        assert!(
-            single(&loaded).is_some(),
-            "a removal is a change"
-        );
+        assert!(single(&loaded).is_some(), "a removal is a change");
         let mut same = InsightCache::from_bytes(&bytes).unwrap();
         same.retain(["surface-a", "surface-b", "surface-c"]);
         same.insert("surface-a".into(), insight("other"));
@@ -391,7 +388,11 @@ mod tests {
             cache.insert(key.into(), insight("Deletes a file."));
         }
         cache.retain(["surface-c", "surface-a", "surface-b"]);
-        let full = cache.to_records_within(usize::MAX, 1).unwrap().remove(0).bytes;
+        let full = cache
+            .to_records_within(usize::MAX, 1)
+            .unwrap()
+            .remove(0)
+            .bytes;
         let one = serde_json::to_vec(&("surface-a", cache.get("surface-a").unwrap().as_ref()))
             .unwrap()
             .len();
@@ -445,7 +446,10 @@ mod tests {
         let storage = crate::platform::LocalStorage::open(dir.path()).unwrap();
         let mut cache = InsightCache::default();
         for i in 0..30 {
-            cache.insert(format!("surface-{i:04}"), insight(&format!("Deletes file {i}.")));
+            cache.insert(
+                format!("surface-{i:04}"),
+                insight(&format!("Deletes file {i}.")),
+            );
         }
         let limit = 4096;
         let parts = cache.to_records_within(limit, MAX_PARTS).unwrap().len();

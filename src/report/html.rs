@@ -721,7 +721,10 @@ mod tests {
         assert!(shown > 1000 && shown < changes.len(), "{shown} shown");
         let note = format!("{} more changes are not shown", changes.len() - shown);
         assert!(html.contains(&note), "no note on the left-out changes");
-        assert!(html.contains("<tr id=\"server-1999\">"), "every server is listed");
+        assert!(
+            html.contains("<tr id=\"server-1999\">"),
+            "every server is listed"
+        );
         assert!(html.contains("id=\"changes-0\""));
     }
 
