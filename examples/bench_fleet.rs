@@ -1,7 +1,9 @@
 //! A fleet of fast MCP servers on loopback, for the whole-run benchmark (`bench/run.sh`).
 //!
-//! Every server serves the same tool list on `POST /mcp`, in both protocol eras, with JSON
-//! responses only:
+//! Server `i` answers `POST /s<i>/mcp` with the same tool list as every other server but its own
+//! identity (`serverInfo.name` is `bench-fleet-<i>`), so each one is a separate ledger entry with
+//! its own surface record and insight, as in a real fleet. It speaks both protocol eras, with
+//! JSON responses only:
 //! - 2026-07-28 stateless: `server/discover` (serverInfo in `_meta`) and `tools/list` with the
 //!   `_meta` envelope (`resultType`, `ttlMs`, `cacheScope`, serverInfo);
 //! - classic Streamable HTTP: `initialize` → `notifications/initialized` (202) → `tools/list`,
@@ -13,6 +15,9 @@
 //! ```text
 //! cargo run --release --example bench_fleet -- --servers 100 --delay-ms 50 --urls-out urls.txt
 //! ```
+//! By default every server has its own listener (its own origin, so the client opens its own
+//! connections, as with real servers); `--listeners L` spreads the servers over L listeners
+//! instead (server `i` on listener `i % L`), for fleets larger than the open-file limit allows.
 //! The URLs (one a line) go to `--urls-out` (or stdout); `READY <n>` on stdout says the fleet
 //! listens. It runs until interrupted or killed.
 
@@ -22,7 +27,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -33,6 +38,8 @@ use tokio::net::TcpListener;
 const MODERN: &str = "2026-07-28";
 /// Classic versions the fleet accepts in `initialize`, newest first.
 const CLASSIC: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// What stands for the server's number in the pre-serialized answers.
+const NUMBER_MARK: &str = "@@SERVER_NUMBER@@";
 /// The real surface used by default, relative to the crate root.
 const DEFAULT_SURFACE: &str = "../shared/fixtures/github-mcp-server/v1.6.0.json";
 
@@ -42,6 +49,8 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug)]
 struct Settings {
     servers: usize,
+    /// TCP listeners; `None` is one per server.
+    listeners: Option<usize>,
     delay: Duration,
     tools: usize,
     tools_file: Option<PathBuf>,
@@ -52,6 +61,7 @@ impl Settings {
     fn parse(mut args: impl Iterator<Item = String>) -> Result<Settings, BoxError> {
         let mut settings = Settings {
             servers: 100,
+            listeners: None,
             delay: Duration::from_millis(50),
             tools: 50,
             tools_file: None,
@@ -61,6 +71,7 @@ impl Settings {
             let mut value = || args.next().ok_or(format!("{flag} needs a value"));
             match flag.as_str() {
                 "--servers" => settings.servers = value()?.parse()?,
+                "--listeners" => settings.listeners = Some(value()?.parse()?),
                 "--delay-ms" => settings.delay = Duration::from_millis(value()?.parse()?),
                 "--tools" => settings.tools = value()?.parse()?,
                 "--tools-file" => settings.tools_file = Some(value()?.into()),
@@ -72,18 +83,40 @@ impl Settings {
     }
 }
 
-/// What every server of the fleet answers with; the JSON results are serialized once.
+/// A pre-serialized answer, cut where the server's number goes.
+struct Template {
+    parts: Vec<String>,
+}
+
+impl Template {
+    fn new(value: &Value) -> Result<Template, BoxError> {
+        let text = serde_json::to_string(value)?;
+        Ok(Template {
+            parts: text.split(NUMBER_MARK).map(str::to_string).collect(),
+        })
+    }
+
+    /// The answer of server `number`.
+    fn fill(&self, number: usize) -> String {
+        self.parts.join(&number.to_string())
+    }
+}
+
+/// What the servers of the fleet answer with; the JSON results are serialized once, with a
+/// mark where each server puts its number.
 struct Fleet {
+    servers: usize,
     delay: Duration,
-    discover: String,
-    initialize: String,
-    tools_modern: String,
+    discover: Template,
+    initialize: Template,
+    tools_modern: Template,
     tools_classic: String,
 }
 
 impl Fleet {
-    fn new(tools: Vec<Value>, delay: Duration) -> Result<Fleet, BoxError> {
-        let server_info = json!({"name": "bench-fleet", "version": "1.0.0"});
+    fn new(tools: Vec<Value>, servers: usize, delay: Duration) -> Result<Fleet, BoxError> {
+        let name = format!("bench-fleet-{NUMBER_MARK}");
+        let server_info = json!({"name": name, "version": "1.0.0"});
         let meta = json!({"io.modelcontextprotocol/serverInfo": server_info});
         let capabilities = json!({"tools": {"listChanged": false}});
         let discover = json!({
@@ -108,16 +141,17 @@ impl Fleet {
         });
         let tools_classic = json!({ "tools": tools });
         Ok(Fleet {
+            servers,
             delay,
-            discover: serde_json::to_string(&discover)?,
-            initialize: serde_json::to_string(&initialize)?,
-            tools_modern: serde_json::to_string(&tools_modern)?,
+            discover: Template::new(&discover)?,
+            initialize: Template::new(&initialize)?,
+            tools_modern: Template::new(&tools_modern)?,
             tools_classic: serde_json::to_string(&tools_classic)?,
         })
     }
 
-    /// The answer to one POSTed JSON-RPC message.
-    fn answer(&self, headers: &HeaderMap, body: &[u8]) -> Response {
+    /// The answer of server `number` to one POSTed JSON-RPC message.
+    fn answer(&self, number: usize, headers: &HeaderMap, body: &[u8]) -> Response {
         let Ok(message) = serde_json::from_slice::<Value>(body) else {
             return error(StatusCode::BAD_REQUEST, &Value::Null, -32700, "Parse error");
         };
@@ -141,18 +175,18 @@ impl Fleet {
             );
         }
         match (method, modern) {
-            ("server/discover", true) => result(id, &self.discover),
-            ("tools/list", true) => result(id, &self.tools_modern),
+            ("server/discover", true) => result(id, &self.discover.fill(number)),
+            ("tools/list", true) => result(id, &self.tools_modern.fill(number)),
             ("initialize", false) => {
                 let asked = message
                     .pointer("/params/protocolVersion")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
+                let answer = self.initialize.fill(number);
                 if CLASSIC.contains(&asked) && asked != CLASSIC[0] {
-                    let echoed = self.initialize.replacen(CLASSIC[0], asked, 1);
-                    result(id, &echoed)
+                    result(id, &answer.replacen(CLASSIC[0], asked, 1))
                 } else {
-                    result(id, &self.initialize)
+                    result(id, &answer)
                 }
             }
             ("tools/list", false) => result(id, &self.tools_classic),
@@ -194,9 +228,23 @@ fn error_with(status: StatusCode, id: &Value, code: i64, message: &str, data: Va
     json_response(status, body.to_string())
 }
 
-async fn post_mcp(State(fleet): State<Arc<Fleet>>, headers: HeaderMap, body: Bytes) -> Response {
+/// The server number of a path segment `s<i>`, when the fleet has that server.
+fn server_number(fleet: &Fleet, segment: &str) -> Option<usize> {
+    let number = segment.strip_prefix('s')?.parse().ok()?;
+    (number < fleet.servers).then_some(number)
+}
+
+async fn post_mcp(
+    State(fleet): State<Arc<Fleet>>,
+    UrlPath(segment): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     tokio::time::sleep(fleet.delay).await;
-    fleet.answer(&headers, &body)
+    match server_number(&fleet, &segment) {
+        Some(number) => fleet.answer(number, &headers, &body),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 async fn not_allowed(State(fleet): State<Arc<Fleet>>) -> Response {
@@ -252,20 +300,38 @@ fn generated_tool(i: usize) -> Value {
 
 async fn serve(settings: Settings) -> Result<(), BoxError> {
     let tools = load_tools(settings.tools_file.as_deref(), settings.tools)?;
-    let fleet = Arc::new(Fleet::new(tools, settings.delay)?);
+    let fleet = Arc::new(Fleet::new(tools, settings.servers, settings.delay)?);
     let app = Router::new()
-        .route("/mcp", post(post_mcp).get(not_allowed).delete(not_allowed))
+        .route(
+            "/{server}/mcp",
+            post(post_mcp).get(not_allowed).delete(not_allowed),
+        )
         .with_state(fleet);
-    let mut urls = String::new();
-    for _ in 0..settings.servers {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        urls.push_str(&format!("http://{}/mcp\n", listener.local_addr()?));
+    let listeners = settings
+        .listeners
+        .unwrap_or(settings.servers)
+        .clamp(1, settings.servers.max(1));
+    let mut addresses = Vec::with_capacity(listeners);
+    for _ in 0..listeners {
+        let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|error| {
+            format!(
+                "cannot open listener {} of {listeners} ({error}); raise the open-file limit \
+                 (ulimit -n) or pass a smaller --listeners",
+                addresses.len() + 1
+            )
+        })?;
+        addresses.push(listener.local_addr()?);
         let app = app.clone();
         tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, app).await {
                 eprintln!("bench_fleet: a server stopped: {error}");
             }
         });
+    }
+    let mut urls = String::new();
+    for number in 0..settings.servers {
+        let address = addresses[number % listeners];
+        urls.push_str(&format!("http://{address}/s{number}/mcp\n"));
     }
     match &settings.urls_out {
         Some(path) => std::fs::write(path, &urls)?,

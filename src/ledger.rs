@@ -16,7 +16,7 @@
 //! - an unreadable or newer-format index is never overwritten: the run stops instead.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 
 use chrono::{DateTime, Utc};
 use flate2::Compression;
@@ -196,6 +196,16 @@ struct StoredSurfaceView<'a> {
     tools: Vec<&'a Value>,
 }
 
+/// `bytes` gzip-compressed at `level`. Surface records use the fast level: on real tool lists
+/// it costs a third of the CPU of the default level for records about a third larger
+/// (`docs/performance.md`); a record over the platform limit is compressed again at the best.
+fn gzip(bytes: &[u8], level: Compression) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), level);
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(bytes);
+    encoder.finish().unwrap_or_default()
+}
+
 impl StoredSurface {
     /// The record that stores `surface`: its JSON, gzip-compressed ([`SURFACE_FORMAT`]); read
     /// back with [`StoredSurface::from_bytes`].
@@ -205,11 +215,17 @@ impl StoredSurface {
             identity: &surface.identity,
             tools: surface.tools.iter().map(|t| &t.raw).collect(),
         };
-        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-        // Writing into a Vec cannot fail; serde_json cannot fail on a Value tree.
-        let _ = serde_json::to_writer(&mut encoder, &view);
+        // The JSON is built first and compressed in one call: serializing straight into the
+        // encoder hands it thousands of tiny writes, each a compressor call (4x slower).
+        // serde_json cannot fail on a Value tree.
+        let json = serde_json::to_vec(&view).unwrap_or_default();
+        let mut bytes = gzip(&json, Compression::fast());
+        if bytes.len() > MAX_RECORD_BYTES {
+            // A huge surface: the best compression may still fit where the fast one does not.
+            bytes = gzip(&json, Compression::best());
+        }
         Record {
-            bytes: encoder.finish().unwrap_or_default(),
+            bytes,
             content_type: SURFACE_CONTENT_TYPE.to_string(),
         }
     }

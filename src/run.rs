@@ -3,8 +3,10 @@
 //! ```text
 //! INPUT ─► Input ─► targets::plan ─► Ledger::load
 //!       ─► probe every target (`concurrency` in flight, per-server and run deadlines)
-//!       ─► per server, in input order: surface, diff against the ledger, rows, ledger update
-//!       ─► dataset rows, summary row, OUTPUT ─► surface records ─► ledger index (last, once)
+//!       ─► per server, as outcomes arrive: surface, diff against the ledger, rows, ledger
+//!          update; its new surface record is written meanwhile (8 in flight)
+//!       ─► dataset rows in input order, summary row, OUTPUT ─► REPORT ─► insight cache
+//!       ─► ledger index (last, once, after every surface record was written)
 //! ```
 //! This module only orchestrates: every decision of substance lives in the module that owns it.
 
@@ -12,6 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
@@ -125,15 +130,28 @@ struct Prepared {
     insight: Arc<ToolSummaries>,
     /// `(tool name, pointer)` of every object key the served JSON repeated.
     repeated_keys: Vec<(String, String)>,
+    /// The compressed surface record, built here when the ledger does not name this surface
+    /// yet (a first read or a change), so compressing happens on both cores during probing
+    /// instead of one after the other while outcomes are recorded.
+    record: Option<Record>,
+}
+
+/// What the ledger already holds for a server, handed to its probe task.
+#[derive(Debug, Default)]
+struct Known {
+    /// The surface key the ledger entry names.
+    surface_key: Option<String>,
+    /// Insight an earlier run computed for that surface key.
+    insight: Option<Arc<ToolSummaries>>,
 }
 
 /// Insight an earlier run computed, with the surface key it belongs to.
 type CachedInsight = (String, Arc<ToolSummaries>);
 
 impl Prepared {
-    /// Builds the surface and its insight; the cached insight is reused when the surface key
-    /// is the one it was computed for.
-    fn of(mut observation: Observation, cached: Option<CachedInsight>) -> Result<Self, String> {
+    /// Builds the surface, its insight and, for a surface the ledger does not hold yet, its
+    /// record; the cached insight is reused when the surface key is the one the ledger names.
+    fn of(mut observation: Observation, known: Known) -> Result<Self, String> {
         let tools = std::mem::take(&mut observation.tools);
         let repeated_keys = observation.repeated_keys_by_tool(&tools);
         let surface = Surface::from_tools(observation.identity(), tools)
@@ -149,15 +167,18 @@ impl Prepared {
         }
         let tool_digest = surface.tool_digest();
         let surface_key = StoredSurface::key_for(&surface.identity, &tool_digest);
-        let insight = match cached {
-            Some((key, insight)) if key == surface_key => insight,
+        let stored = known.surface_key.as_deref() == Some(surface_key.as_str());
+        let insight = match known.insight {
+            Some(insight) if stored => insight,
             _ => Arc::new(summarize_tools(&surface)),
         };
+        let record = (!stored).then(|| StoredSurface::record_of(&surface));
         Ok(Prepared {
             tool_digest,
             surface_key,
             insight,
             repeated_keys,
+            record,
             observation,
             surface,
         })
@@ -165,9 +186,29 @@ impl Prepared {
 
     /// The summaries for the row: the insight plus this answer's duplicate-key findings.
     fn row_summaries(&self) -> ToolSummaries {
-        let mut summaries = self.insight.as_ref().clone();
-        mark_repeated_keys(&mut summaries, &self.repeated_keys);
-        summaries
+        row_summaries(&self.insight, &self.repeated_keys)
+    }
+}
+
+/// The insight plus the duplicate-key findings of one answer.
+fn row_summaries(insight: &ToolSummaries, repeated_keys: &[(String, String)]) -> ToolSummaries {
+    let mut summaries = insight.clone();
+    mark_repeated_keys(&mut summaries, repeated_keys);
+    summaries
+}
+
+/// Where a server row's per-tool summaries come from. The row's `tools` stay empty until the
+/// row is serialized: a fleet's rows wait for the end of the run, and holding a copy of every
+/// surface's summaries there would double what the insight cache already holds.
+struct RowTools {
+    insight: Arc<ToolSummaries>,
+    repeated_keys: Vec<(String, String)>,
+}
+
+impl RowTools {
+    /// The row's `tools`.
+    fn summaries(&self) -> Vec<crate::report::ToolSummary> {
+        row_summaries(&self.insight, &self.repeated_keys).0
     }
 }
 
@@ -184,9 +225,13 @@ struct ServerResult {
     row: ServerRow,
     /// The changes that become rows (already filtered by `alert_on`).
     changes: Vec<Change>,
+    /// The new surface record to store, `(key, record)`; taken and written while outcomes
+    /// are recorded.
     surface_write: Option<(String, Record)>,
     /// The insight of the surface the ledger entry now names, for the cache.
     insight: Option<CachedInsight>,
+    /// The row's per-tool summaries, filled in when the row is serialized.
+    tools: Option<RowTools>,
 }
 
 /// The pay-per-event events of seed 000.
@@ -416,7 +461,7 @@ async fn read_input(
 struct Job {
     target: Target,
     options: ProbeOptions,
-    cached: Option<CachedInsight>,
+    known: Known,
 }
 
 /// The probe jobs in input order: the era that worked last time is tried first, and the
@@ -432,9 +477,11 @@ fn probe_jobs(
         .into_iter()
         .map(|target| {
             let entry = ledger.entry(&target.ledger_key());
-            let cached = entry
-                .and_then(|e| e.surface_key.as_ref())
-                .and_then(|key| insight.get(key).map(|found| (key.clone(), found)));
+            let surface_key = entry.and_then(|e| e.surface_key.clone());
+            let known = Known {
+                insight: surface_key.as_deref().and_then(|key| insight.get(key)),
+                surface_key,
+            };
             let options = ProbeOptions {
                 count_resources_and_prompts: input.count_resources_and_prompts,
                 preferred_era: entry.and_then(|e| e.era),
@@ -445,7 +492,7 @@ fn probe_jobs(
             Job {
                 target,
                 options,
-                cached,
+                known,
             }
         })
         .collect()
@@ -470,6 +517,7 @@ async fn probe_and_record(
     // task and reports back through a channel, so recording one outcome never holds up the
     // next probe, and servers late in the list are the ones a run deadline cuts.
     let slots = Arc::new(Semaphore::new(input.concurrency));
+    let preparers = Arc::new(Semaphore::new(cpu_count()));
     let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
     let feeder_client = client.clone();
     tokio::spawn(async move {
@@ -479,9 +527,14 @@ async fn probe_and_record(
             };
             let report = report.clone();
             let client = feeder_client.clone();
+            let preparers = preparers.clone();
             tokio::spawn(async move {
                 let (index, fallback) = (job.target.index, job.target.clone());
-                let probe = probe_one(client, slot, job, server_budget, run_deadline);
+                let slots = Slots {
+                    network: slot,
+                    preparers,
+                };
+                let probe = probe_one(client, slots, job, server_budget, run_deadline);
                 let outcome = tokio::spawn(probe).await.unwrap_or_else(|error| Outcome {
                     target: fallback,
                     probed: Probed::Crashed(error.to_string()),
@@ -496,13 +549,27 @@ async fn probe_and_record(
     let mut results = Vec::with_capacity(total);
     let mut changes_seen = 0usize;
     let mut last_progress = Instant::now();
-    while let Some(outcome) = outcomes.recv().await {
+    let mut surfaces = SurfaceWriter::new(storage);
+    loop {
+        let outcome = tokio::select! {
+            written = surfaces.next_done() => {
+                written?;
+                continue;
+            }
+            outcome = outcomes.recv() => match outcome {
+                Some(outcome) => outcome,
+                None => break,
+            },
+        };
         let index = outcome.index;
         let payer = Payer {
             charging,
             unsettled: (total - results.len()) as u64,
         };
-        let result = record_outcome(storage, &payer, ledger, input, outcome, now).await?;
+        let mut result = record_outcome(storage, &payer, ledger, input, outcome, now).await?;
+        if let Some((key, record)) = result.surface_write.take() {
+            surfaces.write(key, record).await?;
+        }
         log_verdict(&result.row);
         changes_seen += result.changes.len();
         results.push((index, result));
@@ -519,12 +586,81 @@ async fn probe_and_record(
             }
         }
     }
+    surfaces.finish().await?;
     Ok(results)
+}
+
+/// How many surface records are written at the same time: on the platform each is an API
+/// request, so writing them one after the other would cost a round trip per new surface.
+const SURFACE_WRITES_IN_FLIGHT: usize = 8;
+
+/// Writes new surface records while the run goes on, so that storing them overlaps with
+/// probing instead of following it. Each key is written once (servers serving the same surface
+/// share its content-addressed record). Every write completes before the index is written:
+/// a failure stops the run first, so the index never names a record that was not stored.
+struct SurfaceWriter<'a, S: Storage> {
+    storage: &'a S,
+    started: std::collections::HashSet<String>,
+    in_flight: FuturesUnordered<BoxFuture<'a, Result<(), StorageError>>>,
+}
+
+impl<'a, S: Storage> SurfaceWriter<'a, S> {
+    fn new(storage: &'a S) -> Self {
+        SurfaceWriter {
+            storage,
+            started: std::collections::HashSet::new(),
+            in_flight: FuturesUnordered::new(),
+        }
+    }
+
+    /// Starts writing `record` under `key` (unless this run already did), first waiting for
+    /// a write to finish when [`SURFACE_WRITES_IN_FLIGHT`] are under way.
+    async fn write(&mut self, key: String, record: Record) -> Result<(), StorageError> {
+        if !self.started.insert(key.clone()) {
+            return Ok(());
+        }
+        while self.in_flight.len() >= SURFACE_WRITES_IN_FLIGHT {
+            self.next_done().await?;
+        }
+        let storage = self.storage;
+        self.in_flight.push(Box::pin(async move {
+            storage.put_record(Store::Ledger, &key, record).await
+        }));
+        Ok(())
+    }
+
+    /// The result of the next write to finish; never ready while none is under way.
+    async fn next_done(&mut self) -> Result<(), StorageError> {
+        match self.in_flight.next().await {
+            Some(result) => result,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Waits for every write under way.
+    async fn finish(mut self) -> Result<(), StorageError> {
+        while let Some(result) = self.in_flight.next().await {
+            result?;
+        }
+        Ok(())
+    }
+}
+
+/// How many CPUs the surface work may use at once (at least one).
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// What one probe task holds and waits for: its place among the `concurrency` servers in
+/// flight, and the pool of CPU slots its surface work waits for once the answers are in.
+struct Slots {
+    network: OwnedSemaphorePermit,
+    preparers: Arc<Semaphore>,
 }
 
 async fn probe_one(
     client: net::Client,
-    slot: OwnedSemaphorePermit,
+    slots: Slots,
     job: Job,
     server_budget: Duration,
     run_deadline: TokioInstant,
@@ -532,7 +668,7 @@ async fn probe_one(
     let Job {
         target,
         options,
-        cached,
+        known,
     } = job;
     let index = target.index;
     let started = Instant::now();
@@ -548,24 +684,38 @@ async fn probe_one(
     let server_deadline = now + server_budget;
     let deadline = server_deadline.min(run_deadline);
     let client = client.with_credential(target.credential.clone());
-    let probed =
-        match tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await {
-            Ok(Ok(observation)) => {
-                drop(slot); // the network part is done: let the next server start
-                match Prepared::of(observation, cached) {
-                    Ok(prepared) => Probed::Read(Box::new(prepared)),
-                    Err(problem) => Probed::Unusable(problem),
-                }
-            }
-            Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
-            Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
-            Err(_) => Probed::TimedOut,
-        };
+    let read = tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await;
+    // The server's response time: the surface work below is ours, not the server's.
+    let elapsed = started.elapsed();
+    let probed = match read {
+        Ok(Ok(observation)) => {
+            drop(slots.network); // the network part is done: let the next server start
+            prepare(&slots.preparers, observation, known).await
+        }
+        Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
+        Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
+        Err(_) => Probed::TimedOut,
+    };
     Outcome {
         target,
         probed,
-        elapsed: started.elapsed(),
+        elapsed,
         index,
+    }
+}
+
+/// Builds the surface, its insight and record ([`Prepared::of`]): milliseconds of CPU per
+/// server. It runs on the blocking pool, at most one per CPU, so the runtime's workers stay
+/// free to read the answers of the servers in flight (and so release their slots on time)
+/// instead of sharing the CPUs with a thread per finished probe.
+async fn prepare(preparers: &Semaphore, observation: Observation, known: Known) -> Probed {
+    // The semaphore is never closed, so acquiring cannot fail; if it did, work unthrottled.
+    let _cpu = preparers.acquire().await.ok();
+    let work = tokio::task::spawn_blocking(move || Prepared::of(observation, known));
+    match work.await {
+        Ok(Ok(prepared)) => Probed::Read(Box::new(prepared)),
+        Ok(Err(problem)) => Probed::Unusable(problem),
+        Err(error) => Probed::Crashed(error.to_string()),
     }
 }
 
@@ -581,6 +731,7 @@ fn blocked_result(blocked: &BlockedEntry, now: DateTime<Utc>) -> ServerResult {
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -591,6 +742,7 @@ fn templated_result(remote: &registry::RegistryRemote, now: DateTime<Utc>) -> Se
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -631,6 +783,7 @@ fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> S
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -764,6 +917,7 @@ async fn record_outcome(
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     })
 }
 
@@ -784,7 +938,7 @@ async fn record_readable(
 ) -> Result<ServerResult, RunError> {
     let View { key, mut row } = view;
     let anonymous = row.listing != Some(Listing::Authenticated);
-    let (tools, risk, capabilities) = prepared.row_summaries();
+    let (_, risk, capabilities) = prepared.row_summaries();
     let Prepared {
         observation,
         surface,
@@ -792,6 +946,7 @@ async fn record_readable(
         surface_key,
         insight,
         repeated_keys,
+        record,
     } = prepared;
     let identity_size = serde_json::to_vec(&surface.identity).map_or(0, |bytes| bytes.len());
     if identity_size > MAX_IDENTITY_BYTES {
@@ -863,7 +1018,7 @@ async fn record_readable(
     let surface_record = if already_stored {
         None
     } else {
-        let record = StoredSurface::record_of(&surface);
+        let record = record.unwrap_or_else(|| StoredSurface::record_of(&surface));
         if record.bytes.len() > MAX_RECORD_BYTES {
             let why = format!(
                 "as a ledger record it is {} bytes, more than the {MAX_RECORD_BYTES} a record \
@@ -886,6 +1041,10 @@ async fn record_readable(
     let surface_write = surface_record
         .filter(|_| !deferred)
         .map(|record| (surface_key.clone(), record));
+    let row_tools = RowTools {
+        insight: insight.clone(),
+        repeated_keys: repeated_keys.clone(),
+    };
     let insight = (!deferred).then(|| (surface_key.clone(), insight));
     if !deferred {
         ledger.apply(
@@ -928,7 +1087,6 @@ async fn record_readable(
                 .as_deref()
                 .is_some_and(|p| p != digest),
             tool_digest: Some(digest),
-            tools,
             risk: Some(risk),
             capabilities,
             identity_signal,
@@ -943,6 +1101,7 @@ async fn record_readable(
         changes: change_rows,
         surface_write,
         insight,
+        tools: Some(row_tools),
     })
 }
 
@@ -964,6 +1123,7 @@ fn unstorable_result(row: ServerRow, observation: &Observation, why: &str) -> Se
         changes: Vec::new(),
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -1022,6 +1182,7 @@ async fn record_auth_required(
         changes: change_rows,
         surface_write: None,
         insight: None,
+        tools: None,
     }
 }
 
@@ -1102,7 +1263,11 @@ fn log_verdict(row: &ServerRow) {
     }
 }
 
-/// Writes rows, OUTPUT, surfaces, the insight cache and, last, the ledger index.
+/// How many dataset items are serialized before they are pushed.
+const ITEMS_PER_PUSH: usize = 100;
+
+/// Writes rows, OUTPUT, the report, the insight cache and, last, the ledger index (surface
+/// records were written while outcomes were recorded).
 async fn finish(
     storage: &impl Storage,
     charging: &Charging,
@@ -1115,7 +1280,6 @@ async fn finish(
     let mut items = Vec::new();
     let mut server_rows = Vec::new();
     let mut change_rows = Vec::new();
-    let mut surface_writes = Vec::new();
     let mut gate_tripped = false;
     for result in results {
         gate_tripped |= input.fail_on.is_tripped_by_any(&result.changes);
@@ -1125,15 +1289,27 @@ async fn finish(
             .iter()
             .map(|c| ChangeRow::of(&result.row.server_url, c, observed_at))
             .collect();
-        items.push(Item::of(&result.row)?);
-        for row in &rows {
-            items.push(Item::of(row)?);
+        // The per-tool summaries exist only while the row is serialized: the summary row and
+        // the report do not use them.
+        let mut row = result.row;
+        if let Some(tools) = &result.tools {
+            row.tools = tools.summaries();
         }
-        server_rows.push(result.row);
+        items.push(Item::of(&row)?);
+        row.tools = Vec::new();
+        for change_row in &rows {
+            items.push(Item::of(change_row)?);
+        }
+        server_rows.push(row);
         change_rows.extend(rows);
-        surface_writes.extend(result.surface_write);
         if let Some((key, computed)) = result.insight {
             insight.insert(key, computed);
+        }
+        // Rows go out in input order, a batch at a time, so a large fleet's serialized rows
+        // are not all held at once (the platform backend splits a push into requests anyway).
+        if items.len() >= ITEMS_PER_PUSH {
+            storage.push_items(&items).await?;
+            items.clear();
         }
     }
     let mut summary = SummaryRow::tally(&server_rows, &change_rows);
@@ -1148,9 +1324,6 @@ async fn finish(
     storage
         .put_record(Store::Default, "OUTPUT", Record::json(summary_bytes))
         .await?;
-    for (key, record) in surface_writes {
-        storage.put_record(Store::Ledger, &key, record).await?;
-    }
     let report = crate::report::html::render(&crate::report::html::Page::of_run(
         &summary,
         &server_rows,

@@ -76,6 +76,12 @@ async fn shards_keep_their_own_ledgers_and_the_coordinator_merges_their_rows() {
         "one row per server, from every shard"
     );
     assert!(rows.servers.iter().all(|r| r["ledger_status"] == "created"));
+    // Each merged server row still carries its per-tool summaries.
+    for row in &rows.servers {
+        let tools = row["tools"].as_array().expect("a tools array");
+        assert_eq!(tools.len(), 1, "{row}");
+        assert!(tools[0]["name"].as_str().unwrap().starts_with("tool_"));
+    }
     let summary = &rows.summary;
     assert_eq!(summary["servers_requested"], 7);
     assert_eq!(summary["baselines_created"], 7);

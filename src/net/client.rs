@@ -175,6 +175,12 @@ const ORIGIN_BOUND_HEADERS: [header::HeaderName; 3] = [
     header::PROXY_AUTHORIZATION,
 ];
 
+/// How long an idle keep-alive connection is kept. A probe sends its requests back to back,
+/// and the next server is usually another origin, so a connection idle for a second is
+/// rarely used again; each one holds a socket and its buffers (tens of kilobytes: a
+/// 1,000-origin bench run held about 40 MB more with the default 90 s).
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// A keep-alive HTTP client for MCP targets. Every request it sends has passed the address
 /// policy: literal addresses before sending, names inside the pinned resolver, each redirect
 /// hop again, and the connected peer after the response.
@@ -225,6 +231,7 @@ impl Client {
             .dns_resolver(PinnedResolver::new(lookup, config.policy))
             .tls_certs_only(roots)
             .connect_timeout(config.request_timeout)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .user_agent(concat!("mcp-surface-ledger/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| NetError::Other(error_chain(&e)))?;

@@ -17,6 +17,12 @@ use crate::risk::unicode::escape_invisible;
 
 /// Above this many changes on a page, only high-severity changes start unfolded.
 const OPEN_ALL_LIMIT: usize = 100;
+/// The most bytes a page may take: below the 9 MiB a platform record may hold, with room for
+/// the closing tags. Changes that would take the page beyond are left out, with a note saying
+/// how many (every change is a dataset row anyway).
+pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;
+/// Room kept for the note on left-out changes and the closing tags.
+const PAGE_TAIL_BYTES: usize = 1024;
 /// Line-diff tables larger than this (old lines × new lines) fall back to marking the whole
 /// differing middle, so a huge schema cannot make rendering slow.
 const MAX_LCS_CELLS: usize = 1_000_000;
@@ -401,11 +407,18 @@ fn render_changes(html: &mut String, page: &Page<'_>) {
             _ => sections.push((change.server_url.clone(), vec![change])),
         }
     }
-    for (url, rows) in sections {
-        let anchor = page
-            .servers
-            .iter()
-            .position(|s| s.row.server_url == url)
+    // The first server row of each URL, looked up once instead of once per section.
+    let mut row_of_url = std::collections::HashMap::new();
+    for (index, server) in page.servers.iter().enumerate() {
+        row_of_url
+            .entry(server.row.server_url.as_str())
+            .or_insert(index);
+    }
+    let budget = MAX_PAGE_BYTES - PAGE_TAIL_BYTES;
+    let mut shown = 0usize;
+    'sections: for (url, rows) in sections {
+        let anchor = row_of_url
+            .get(url.as_str())
             .map(|i| format!(" id=\"changes-{i}\""))
             .unwrap_or_default();
         let _ = writeln!(
@@ -415,9 +428,26 @@ fn render_changes(html: &mut String, page: &Page<'_>) {
             rows.len()
         );
         for change in rows {
+            let before = html.len();
             render_change(html, change, open_all || change.severity == Severity::High);
+            if html.len() > budget {
+                html.truncate(before);
+                html.push_str("</section>\n");
+                break 'sections;
+            }
+            shown += 1;
         }
         html.push_str("</section>\n");
+    }
+    let left_out = page.changes.len() - shown;
+    if left_out > 0 {
+        let _ = writeln!(
+            html,
+            "<p class=\"muted\" id=\"changes-left-out\">{left_out} more changes are not shown: \
+             this page is kept below {} MiB, the most a report record may hold. Every change is \
+             a row of the run's dataset.</p>",
+            MAX_PAGE_BYTES / (1024 * 1024)
+        );
     }
 }
 
@@ -652,6 +682,50 @@ mod tests {
         assert!(html.contains("<pre>Reads a file.<ins> &lt;img"));
         assert!(html.contains("<a href=\"#changes-0\">1</a>"));
         assert!(html.contains("<section class=\"server-changes\" id=\"changes-0\">"));
+    }
+
+    #[test]
+    fn a_page_with_too_many_changes_stays_below_the_record_limit_and_says_so() {
+        // 2,000 servers, each with 5 description changes of 1 KB on each side.
+        let servers: Vec<ServerRow> = (0..2000)
+            .map(|i| ServerRow {
+                record_type: "server",
+                server_url: format!("https://mcp-{i}.example.com/mcp"),
+                ok: true,
+                change_count: 5,
+                ..ServerRow::default()
+            })
+            .collect();
+        let text = "Reads a file of the repository and returns its content. ".repeat(18);
+        let changes: Vec<ChangeRow> = servers
+            .iter()
+            .flat_map(|server| {
+                (0..5).map(|t| {
+                    let change = Change::new(
+                        ChangeClass::ToolDescriptionChanged,
+                        Some(&format!("tool_{t}")),
+                        "description",
+                        Some(json!(text)),
+                        Some(json!(format!("{text} Now also writes."))),
+                        Severity::Low,
+                    );
+                    ChangeRow::of(&server.server_url, &change, Utc::now())
+                })
+            })
+            .collect();
+        let summary = SummaryRow::tally(&servers, &changes);
+        let html = render(&Page::of_run(&summary, &servers, &changes));
+        assert!(html.len() <= MAX_PAGE_BYTES, "{} bytes", html.len());
+        assert!(html.ends_with("</html>\n"));
+        let shown = html.matches("<details class=\"change").count();
+        assert!(shown > 1000 && shown < changes.len(), "{shown} shown");
+        let note = format!("{} more changes are not shown", changes.len() - shown);
+        assert!(html.contains(&note), "no note on the left-out changes");
+        assert!(
+            html.contains("<tr id=\"server-1999\">"),
+            "every server is listed"
+        );
+        assert!(html.contains("id=\"changes-0\""));
     }
 
     #[test]

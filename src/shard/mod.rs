@@ -197,6 +197,10 @@ async fn run_all(
 struct Merged {
     summary: SummaryRow,
     servers: Vec<ServerRow>,
+    /// The dataset item of each server row, in the same order: the shard's own JSON when the
+    /// row needs no change (the row then keeps no per-tool summaries, which only the item
+    /// needs), `None` when the row must be serialized again.
+    server_items: Vec<Option<Item>>,
     changes: Vec<ChangeRow>,
     shard_charges: Vec<Value>,
     records: Vec<ShardRecord>,
@@ -220,6 +224,7 @@ impl Merged {
             .collect();
         Merged {
             summary: SummaryRow::tally(&servers, &[]),
+            server_items: vec![None; servers.len()],
             servers,
             changes: Vec::new(),
             shard_charges: Vec::new(),
@@ -302,15 +307,23 @@ impl Merged {
         }
         let unreadable = |e: serde_json::Error| format!("a row of the shard cannot be read: {e}");
         let mut summary = None;
-        let (mut servers, mut changes) = (Vec::new(), Vec::new());
+        let (mut servers, mut server_items, mut changes) = (Vec::new(), Vec::new(), Vec::new());
         for item in items {
             let bytes = item.as_bytes();
             let kind: Kind = serde_json::from_slice(bytes).map_err(unreadable)?;
             match kind.record_type.as_str() {
                 "server" => {
                     let mut row: ServerRow = serde_json::from_slice(bytes).map_err(unreadable)?;
-                    if let Some(name) = self.registry_names.get(&row.server_url) {
-                        row.registry_name = Some(name.clone());
+                    match self.registry_names.get(&row.server_url) {
+                        Some(name) => {
+                            row.registry_name = Some(name.clone());
+                            server_items.push(None);
+                        }
+                        None => {
+                            // The summary and the report do not read the per-tool summaries.
+                            row.tools = Vec::new();
+                            server_items.push(Some(item));
+                        }
                     }
                     servers.push(row);
                 }
@@ -321,6 +334,7 @@ impl Merged {
         }
         let summary = summary.ok_or("the shard's run wrote no summary row")?;
         self.servers.extend(servers);
+        self.server_items.extend(server_items);
         self.changes.extend(changes);
         Ok(summary)
     }
@@ -355,6 +369,9 @@ fn outcome_for(job: &ShardJob, run_id: Option<String>, dataset_id: Option<String
     }
 }
 
+/// How many merged dataset items are pushed at once.
+const ITEMS_PER_PUSH: usize = 100;
+
 /// Writes the merged rows, the summary row, OUTPUT, REPORT and the status message; returns the
 /// summary row.
 async fn write_merged(
@@ -377,12 +394,25 @@ async fn write_merged(
     summary.shards_failed = Some(failed);
     summary.observed_at = Utc::now();
 
-    let mut items = Vec::with_capacity(merged.servers.len() + merged.changes.len() + 1);
-    for row in &merged.servers {
-        items.push(Item::of(row)?);
+    // Pushed a batch at a time, so a large fleet's rows are not all serialized at once.
+    let mut items = Vec::with_capacity(ITEMS_PER_PUSH);
+    let server_items = std::mem::take(&mut merged.server_items);
+    for (row, item) in merged.servers.iter().zip(server_items) {
+        items.push(match item {
+            Some(item) => item,
+            None => Item::of(row)?,
+        });
+        if items.len() >= ITEMS_PER_PUSH {
+            storage.push_items(&items).await?;
+            items.clear();
+        }
     }
     for row in &merged.changes {
         items.push(Item::of(row)?);
+        if items.len() >= ITEMS_PER_PUSH {
+            storage.push_items(&items).await?;
+            items.clear();
+        }
     }
     items.push(Item::of(&merged.summary)?);
     storage.push_items(&items).await?;
