@@ -33,15 +33,19 @@ use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
 /// Version of the index record format this build writes and reads.
 pub const LEDGER_FORMAT: u32 = 1;
 /// Version of the surface records this build writes: 2 is the JSON of [`StoredSurface`],
-/// gzip-compressed (a 500-tool surface of tens of megabytes fits the 9 MiB a record may hold).
-/// Version 1 records (the same JSON, uncompressed) are still read. The record key does not
+/// gzip-compressed when it is over 256 KiB (a 500-tool surface of tens of megabytes fits the
+/// 9 MiB a record may hold), as it is otherwise. Version 1 records (plain JSON) are still read. The record key does not
 /// depend on this: it addresses the content, not its encoding.
 pub const SURFACE_FORMAT: u32 = 2;
 /// The most bytes a stored surface may inflate to; a damaged or hostile record beyond it is
 /// refused instead of exhausting memory.
 const MAX_SURFACE_JSON_BYTES: u64 = 256 * 1024 * 1024;
-/// What surface records are stored as.
+/// What large surface records are stored as.
 const SURFACE_CONTENT_TYPE: &str = "application/gzip";
+/// Surface JSON up to this size is stored as it is: compressing it would cost more CPU on a
+/// first run (about 10 % of it) than its bytes cost to store, and it is far below the 9 MiB a
+/// record may hold. Larger surfaces are gzip-compressed.
+const PLAIN_SURFACE_MAX_BYTES: usize = 256 * 1024;
 /// The most entries one ledger keeps; the least recently seen are dropped beyond it. Room for
 /// both views (anonymous and authenticated) of a full run of [`crate::input::MAX_SERVERS`].
 pub const MAX_SERVERS: usize = 2 * crate::input::MAX_SERVERS;
@@ -207,8 +211,8 @@ fn gzip(bytes: &[u8], level: Compression) -> Vec<u8> {
 }
 
 impl StoredSurface {
-    /// The record that stores `surface`: its JSON, gzip-compressed ([`SURFACE_FORMAT`]); read
-    /// back with [`StoredSurface::from_bytes`].
+    /// The record that stores `surface`: its JSON ([`SURFACE_FORMAT`]), gzip-compressed when
+    /// large; read back with [`StoredSurface::from_bytes`].
     pub fn record_of(surface: &Surface) -> Record {
         let view = StoredSurfaceView {
             format: SURFACE_FORMAT,
@@ -219,6 +223,9 @@ impl StoredSurface {
         // encoder hands it thousands of tiny writes, each a compressor call (4x slower).
         // serde_json cannot fail on a Value tree.
         let json = serde_json::to_vec(&view).unwrap_or_default();
+        if json.len() <= PLAIN_SURFACE_MAX_BYTES {
+            return Record::json(json);
+        }
         let mut bytes = gzip(&json, Compression::fast());
         if bytes.len() > MAX_RECORD_BYTES {
             // A huge surface: the best compression may still fit where the fast one does not.
@@ -230,7 +237,7 @@ impl StoredSurface {
         }
     }
 
-    /// Reads a surface record of either version: gzip-compressed JSON (2) or plain JSON (1).
+    /// Reads a surface record of either version, gzip-compressed or plain JSON.
     pub fn from_bytes(bytes: &[u8]) -> Result<StoredSurface, String> {
         let json = if bytes.starts_with(&[0x1f, 0x8b]) {
             let mut json = Vec::new();
@@ -532,6 +539,17 @@ mod tests {
         let back = stored.to_surface().unwrap();
         assert_eq!(back, a);
         assert_eq!(key(&back), key_a);
+    }
+
+    #[test]
+    fn small_surface_records_are_plain_json() {
+        let small = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
+        let record = StoredSurface::record_of(&small);
+        assert!(record.content_type.starts_with("application/json"));
+        let stored: Value = serde_json::from_slice(&record.bytes).unwrap();
+        assert_eq!(stored["format"], SURFACE_FORMAT);
+        let back = StoredSurface::from_bytes(&record.bytes).unwrap();
+        assert_eq!(back.to_surface().unwrap(), small);
     }
 
     #[test]
