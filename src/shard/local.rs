@@ -1,12 +1,15 @@
 //! Shards run as concurrent tasks of this process (a sharded watch outside the platform).
 //!
-//! Each shard is an ordinary run over its own ledger in the shared ledger store. What a run
-//! writes to the default store and dataset (rows, OUTPUT, REPORT, status messages) is caught
-//! by [`ShardStore`] and handed to the coordinator, which writes the merged result once.
+//! Each shard is an ordinary run over its own ledger in the shared ledger store. Its server and
+//! change rows go straight to the coordinator's dataset as the shard writes them (so a large
+//! fleet's rows are not all held until every shard is done); [`ShardStore`] keeps light copies
+//! and the shard's summary row for the coordinator, and drops the shard's own OUTPUT, REPORT
+//! and status messages (the coordinator writes the merged ones).
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{ShardEnd, ShardRun, ShardRunner, plan::ShardJob};
+use super::{ShardEnd, ShardRun, ShardRunner, plan::ShardJob, rows::ShardRows};
 use crate::input::Input;
 use crate::platform::{Charging, Item, Record, Storage, StorageError, Store, Usd};
 use crate::run::{self, RunOptions};
@@ -21,6 +24,8 @@ pub struct InProcess<'a, S> {
     pub options: &'a RunOptions,
     /// The coordinator's validated input.
     pub input: &'a Input,
+    /// The registry name of each registry server, by URL, put back into its row.
+    pub registry_names: &'a HashMap<String, String>,
 }
 
 impl<S: Storage> ShardRunner for InProcess<'_, S> {
@@ -28,7 +33,8 @@ impl<S: Storage> ShardRunner for InProcess<'_, S> {
         let store = ShardStore {
             inner: self.storage,
             shard: job.ledger_name.as_str(),
-            items: Mutex::new(Vec::new()),
+            registry_names: self.registry_names,
+            rows: Mutex::new(ShardRows::default()),
         };
         let charging = self.charging.for_shard(budget);
         let input = Input {
@@ -44,25 +50,26 @@ impl<S: Storage> ShardRunner for InProcess<'_, S> {
             },
             Err(error) => ShardEnd::Failed(error.to_string()),
         };
-        let items = store
-            .items
+        let rows = store
+            .rows
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         ShardRun {
             end,
             run_id: None,
             dataset_id: None,
-            items,
+            rows,
         }
     }
 }
 
-/// The storage one in-process shard sees: the ledger store is shared; the default store and the
-/// dataset are the shard's own, kept in memory for the coordinator.
+/// The storage one in-process shard sees: the ledger store and the dataset are the
+/// coordinator's; the default store is the shard's own and is not kept.
 struct ShardStore<'a, S> {
     inner: &'a S,
     shard: &'a str,
-    items: Mutex<Vec<Item>>,
+    registry_names: &'a HashMap<String, String>,
+    rows: Mutex<ShardRows>,
 }
 
 impl<S: Storage> Storage for ShardStore<'_, S> {
@@ -101,11 +108,21 @@ impl<S: Storage> Storage for ShardStore<'_, S> {
     }
 
     async fn push_items(&self, items: &[Item]) -> Result<(), StorageError> {
-        self.items
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(items);
-        Ok(())
+        let written = {
+            let mut rows = self
+                .rows
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut written = Vec::with_capacity(items.len());
+            for item in items {
+                let item = rows
+                    .take(item.clone(), self.registry_names)
+                    .map_err(StorageError::Serialize)?;
+                written.extend(item);
+            }
+            written
+        };
+        self.inner.push_items(&written).await
     }
 
     async fn set_status_message(&self, message: &str, _terminal: bool) -> Result<(), StorageError> {

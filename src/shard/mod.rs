@@ -16,7 +16,9 @@ pub mod local;
 pub mod plan;
 pub mod remote;
 pub mod round;
+pub mod rows;
 
+use std::collections::HashMap;
 use std::future::Future;
 
 use chrono::Utc;
@@ -29,6 +31,7 @@ use crate::report::{ChangeRow, ServerRow, ShardOutcome, SummaryRow};
 use crate::run::{self, EVENT_RUN_START, RunError, RunOptions, RunOutcome};
 use plan::ShardJob;
 use round::{EMPTY, FAILED, GATE_TRIPPED, REUSED, Round, SUCCEEDED, ShardRecord};
+use rows::ShardRows;
 
 /// How a shard's run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,8 +54,8 @@ pub struct ShardRun {
     pub run_id: Option<String>,
     /// That run's dataset.
     pub dataset_id: Option<String>,
-    /// Its dataset rows, as JSON.
-    pub items: Vec<Item>,
+    /// Its rows.
+    pub rows: ShardRows,
 }
 
 /// Runs one shard: as a platform run ([`remote::PlatformRuns`]) or in this process
@@ -117,12 +120,14 @@ pub async fn coordinate(
         tracing::warn!(%error, "cannot update the status message");
     }
     let budgets = plan::budget_shares(charging.remaining(), to_run.len());
-    let runs = run_shards(
-        storage, charging, options, &input, &raw_input, &to_run, &budgets,
-    )
-    .await;
-    let mut runs: std::collections::HashMap<usize, ShardRun> =
-        to_run.iter().map(|job| job.shard).zip(runs).collect();
+    let context = RunContext {
+        options,
+        input: &input,
+        raw_input: &raw_input,
+        registry_names: &registry_names(&fleet),
+    };
+    let runs = run_shards(storage, charging, &context, &to_run, &budgets).await;
+    let mut runs: HashMap<usize, ShardRun> = to_run.iter().map(|job| job.shard).zip(runs).collect();
     let mut merged = Merged::new(&fleet);
     for job in &jobs {
         let record = match runs.remove(&job.shard) {
@@ -149,21 +154,38 @@ pub async fn coordinate(
     })
 }
 
+/// What every shard's run is made from.
+struct RunContext<'a> {
+    options: &'a RunOptions,
+    input: &'a Input,
+    raw_input: &'a Value,
+    registry_names: &'a HashMap<String, String>,
+}
+
+/// The registry name of each registry entry of the fleet, by its URL.
+fn registry_names(fleet: &Fleet) -> HashMap<String, String> {
+    fleet
+        .entries
+        .iter()
+        .zip(&fleet.registry_names)
+        .filter_map(|(entry, name)| Some((entry.as_str()?.to_string(), name.clone()?)))
+        .collect()
+}
+
 /// Runs the shards as platform runs when the platform is there, else in this process.
 async fn run_shards(
     storage: &impl Storage,
     charging: &Charging,
-    options: &RunOptions,
-    input: &Input,
-    raw_input: &Value,
+    context: &RunContext<'_>,
     jobs: &[&ShardJob],
     budgets: &[Option<Usd>],
 ) -> Vec<ShardRun> {
-    match &options.shard_runs {
+    match &context.options.shard_runs {
         Some(runs) => {
             let runner = remote::PlatformRuns {
                 runs,
-                input: raw_input,
+                input: context.raw_input,
+                registry_names: context.registry_names,
             };
             run_all(&runner, jobs, budgets).await
         }
@@ -171,8 +193,9 @@ async fn run_shards(
             let runner = local::InProcess {
                 storage,
                 charging,
-                options,
-                input,
+                options: context.options,
+                input: context.input,
+                registry_names: context.registry_names,
             };
             run_all(&runner, jobs, budgets).await
         }
@@ -196,15 +219,15 @@ async fn run_all(
 /// The merged result of the shards, built shard by shard.
 struct Merged {
     summary: SummaryRow,
+    /// Rows the coordinator makes itself (registry templates), written after the shards'.
+    own_rows: Vec<ServerRow>,
+    /// Every server row, without per-tool summaries (for the REPORT).
     servers: Vec<ServerRow>,
-    /// The dataset item of each server row, in the same order: the shard's own JSON when the
-    /// row needs no change (the row then keeps no per-tool summaries, which only the item
-    /// needs), `None` when the row must be serialized again.
-    server_items: Vec<Option<Item>>,
     changes: Vec<ChangeRow>,
+    /// Shard items not written to the dataset yet.
+    pending: Vec<Item>,
     shard_charges: Vec<Value>,
     records: Vec<ShardRecord>,
-    registry_names: std::collections::HashMap<String, String>,
 }
 
 impl Merged {
@@ -216,20 +239,14 @@ impl Merged {
             .iter()
             .map(|remote| run::templated_row(remote, now))
             .collect();
-        let registry_names = fleet
-            .entries
-            .iter()
-            .zip(&fleet.registry_names)
-            .filter_map(|(entry, name)| Some((entry.as_str()?.to_string(), name.clone()?)))
-            .collect();
         Merged {
             summary: SummaryRow::tally(&servers, &[]),
-            server_items: vec![None; servers.len()],
+            own_rows: servers.clone(),
             servers,
             changes: Vec::new(),
+            pending: Vec::new(),
             shard_charges: Vec::new(),
             records: Vec::new(),
-            registry_names,
         }
     }
 
@@ -237,7 +254,7 @@ impl Merged {
     fn add_run(&mut self, job: &ShardJob, run: ShardRun) -> ShardRecord {
         let mut outcome = outcome_for(job, run.run_id, run.dataset_id);
         let summary = match run.end {
-            ShardEnd::Succeeded { gate_tripped } => match self.take_rows(run.items) {
+            ShardEnd::Succeeded { gate_tripped } => match self.take_rows(run.rows) {
                 Ok(summary) => {
                     outcome.status = if gate_tripped {
                         GATE_TRIPPED
@@ -297,45 +314,12 @@ impl Merged {
         record
     }
 
-    /// Sorts a shard's rows into this result (each parsed straight from its JSON, which is
-    /// then dropped); returns its summary row.
-    fn take_rows(&mut self, items: Vec<Item>) -> Result<SummaryRow, String> {
-        /// Only the field that tells the row types apart.
-        #[derive(serde::Deserialize)]
-        struct Kind {
-            record_type: String,
-        }
-        let unreadable = |e: serde_json::Error| format!("a row of the shard cannot be read: {e}");
-        let mut summary = None;
-        let (mut servers, mut server_items, mut changes) = (Vec::new(), Vec::new(), Vec::new());
-        for item in items {
-            let bytes = item.as_bytes();
-            let kind: Kind = serde_json::from_slice(bytes).map_err(unreadable)?;
-            match kind.record_type.as_str() {
-                "server" => {
-                    let mut row: ServerRow = serde_json::from_slice(bytes).map_err(unreadable)?;
-                    match self.registry_names.get(&row.server_url) {
-                        Some(name) => {
-                            row.registry_name = Some(name.clone());
-                            server_items.push(None);
-                        }
-                        None => {
-                            // The summary and the report do not read the per-tool summaries.
-                            row.tools = Vec::new();
-                            server_items.push(Some(item));
-                        }
-                    }
-                    servers.push(row);
-                }
-                "change" => changes.push(serde_json::from_slice(bytes).map_err(unreadable)?),
-                "summary" => summary = Some(serde_json::from_slice(bytes).map_err(unreadable)?),
-                other => return Err(format!("the shard wrote a row of unknown type {other:?}")),
-            }
-        }
-        let summary = summary.ok_or("the shard's run wrote no summary row")?;
-        self.servers.extend(servers);
-        self.server_items.extend(server_items);
-        self.changes.extend(changes);
+    /// Takes in a shard's rows; returns its summary row.
+    fn take_rows(&mut self, rows: ShardRows) -> Result<SummaryRow, String> {
+        let summary = rows.summary.ok_or("the shard's run wrote no summary row")?;
+        self.servers.extend(rows.servers);
+        self.changes.extend(rows.changes);
+        self.pending.extend(rows.pending);
         Ok(summary)
     }
 
@@ -394,25 +378,15 @@ async fn write_merged(
     summary.shards_failed = Some(failed);
     summary.observed_at = Utc::now();
 
-    // Pushed a batch at a time, so a large fleet's rows are not all serialized at once.
-    let mut items = Vec::with_capacity(ITEMS_PER_PUSH);
-    let server_items = std::mem::take(&mut merged.server_items);
-    for (row, item) in merged.servers.iter().zip(server_items) {
-        items.push(match item {
-            Some(item) => item,
-            None => Item::of(row)?,
-        });
-        if items.len() >= ITEMS_PER_PUSH {
-            storage.push_items(&items).await?;
-            items.clear();
-        }
+    // The shards' rows not written yet, a batch at a time, then the coordinator's own rows and
+    // the summary, last.
+    let pending = std::mem::take(&mut merged.pending);
+    for batch in pending.chunks(ITEMS_PER_PUSH) {
+        storage.push_items(batch).await?;
     }
-    for row in &merged.changes {
+    let mut items = Vec::with_capacity(merged.own_rows.len() + 1);
+    for row in &merged.own_rows {
         items.push(Item::of(row)?);
-        if items.len() >= ITEMS_PER_PUSH {
-            storage.push_items(&items).await?;
-            items.clear();
-        }
     }
     items.push(Item::of(&merged.summary)?);
     storage.push_items(&items).await?;

@@ -1,8 +1,10 @@
 //! Shards run as platform runs of this same Actor (a sharded watch on the Apify platform).
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
-use super::{ShardEnd, ShardRun, ShardRunner, plan};
+use super::{ShardEnd, ShardRun, ShardRunner, plan, rows::ShardRows};
 use crate::platform::{Runs, Usd};
 use crate::run::EXIT_GATE;
 
@@ -13,6 +15,8 @@ pub struct PlatformRuns<'a> {
     /// The coordinator's input as given (secret fields still encrypted: a run of the same
     /// Actor decrypts them with the same key, and the plain values never reach the API).
     pub input: &'a Value,
+    /// The registry name of each registry server, by URL, put back into its row.
+    pub registry_names: &'a HashMap<String, String>,
 }
 
 impl ShardRunner for PlatformRuns<'_> {
@@ -21,7 +25,7 @@ impl ShardRunner for PlatformRuns<'_> {
             end: ShardEnd::Failed(why),
             run_id,
             dataset_id: None,
-            items: Vec::new(),
+            rows: ShardRows::default(),
         };
         let started = match self
             .runs
@@ -61,12 +65,16 @@ impl ShardRunner for PlatformRuns<'_> {
         let Some(dataset_id) = ended.default_dataset_id.clone() else {
             return failed(format!("run {} has no dataset", ended.id), Some(ended.id));
         };
-        match self.runs.dataset_items(&dataset_id).await {
-            Ok(items) => ShardRun {
+        let rows = match self.runs.dataset_items(&dataset_id).await {
+            Ok(items) => ShardRows::of_items(items, self.registry_names).map_err(|e| e.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        match rows {
+            Ok(rows) => ShardRun {
                 end: ShardEnd::Succeeded { gate_tripped },
                 run_id: Some(ended.id),
                 dataset_id: Some(dataset_id),
-                items,
+                rows,
             },
             Err(error) => failed(
                 format!("the rows of run {} could not be read: {error}", ended.id),
