@@ -229,15 +229,20 @@ async fn same_origin_redirect(State(state): State<RecState>, request: Request) -
         .into_response()
 }
 
-/// Refuses every request with the SDK-like challenge that names the metadata document.
-async fn protected(State(state): State<RecState>, request: Request) -> Response {
-    record(&state, &request);
-    let host = request
+/// The `Host` header of a request, as sent.
+fn host_of(request: &Request) -> String {
+    request
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or_default()
-        .to_string();
+        .to_string()
+}
+
+/// Refuses every request with the SDK-like challenge that names the metadata document.
+async fn protected(State(state): State<RecState>, request: Request) -> Response {
+    record(&state, &request);
+    let host = host_of(&request);
     let challenge = format!(
         "Bearer error=\"invalid_token\", resource_metadata=\"http://{host}/.well-known/oauth-protected-resource/protected/mcp\""
     );
@@ -251,12 +256,7 @@ async fn protected(State(state): State<RecState>, request: Request) -> Response 
 
 async fn metadata(State(state): State<RecState>, request: Request) -> Response {
     record(&state, &request);
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
+    let host = host_of(&request);
     axum::Json(json!({
         "resource": format!("http://{host}/protected/mcp"),
         "authorization_servers": ["https://as.example.test"],

@@ -198,7 +198,7 @@ fn at(ptr: &str) -> String {
 }
 
 fn child(ptr: &str, segment: &str) -> String {
-    format!("{ptr}/{}", segment.replace('~', "~0").replace('/', "~1"))
+    format!("{ptr}/{}", crate::surface::pointer_segment(segment))
 }
 
 fn finding(effect: Effect, text: String) -> Finding {

@@ -236,10 +236,7 @@ pub fn capability_map<'a>(
     map
 }
 
-/// Escapes one JSON pointer segment (RFC 6901).
-pub(crate) fn pointer_segment(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
+pub(crate) use crate::surface::pointer_segment;
 
 #[cfg(test)]
 mod tests;

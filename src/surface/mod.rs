@@ -21,6 +21,11 @@ pub use digest::{DIGEST_ALGORITHM, hash_value, sha256_hex, try_hash_value};
 pub use listing::{Prompt, Resource, prompts_from_list_result, resources_from_list_result};
 pub use tool::{Tool, ToolDigests};
 
+/// Escapes one JSON pointer segment (RFC 6901): `~` as `~0`, `/` as `~1`.
+pub fn pointer_segment(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashSet;

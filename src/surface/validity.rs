@@ -125,7 +125,7 @@ fn collect_reachable<'a>(schema: &'a Value, pointer: &str, out: &mut Vec<(String
         return;
     };
     for (key, property) in properties {
-        let here = format!("{pointer}/properties/{}", escape(key));
+        let here = format!("{pointer}/properties/{}", super::pointer_segment(key));
         out.push((here.clone(), property));
         collect_reachable(property, &here, out);
     }
@@ -139,7 +139,11 @@ fn collect_annotated(value: &Value, pointer: String, out: &mut Vec<String>) {
                 out.push(pointer.clone());
             }
             for (key, inner) in object {
-                collect_annotated(inner, format!("{pointer}/{}", escape(key)), out);
+                collect_annotated(
+                    inner,
+                    format!("{pointer}/{}", super::pointer_segment(key)),
+                    out,
+                );
             }
         }
         Value::Array(items) => {
@@ -149,11 +153,6 @@ fn collect_annotated(value: &Value, pointer: String, out: &mut Vec<String>) {
         }
         _ => {}
     }
-}
-
-/// RFC 6901 escaping of one pointer segment.
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// The kind of a JSON value as a message names it ("a string", "an object", ...).

@@ -162,8 +162,7 @@ impl Grader<'_> {
         n: View<'_>,
         ptr: &str,
     ) {
-        let key = if group == "if" { "if" } else { group };
-        match (o.get(key).is_some(), n.get(key).is_some()) {
+        match (o.get(group).is_some(), n.get(group).is_some()) {
             (false, true) => self.combinator_added(group, o, n, ptr),
             (true, false) => self.combinator_removed(group, o, n, ptr),
             (true, true) => self.combinator_changed(group, o, n, ptr),
