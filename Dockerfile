@@ -18,10 +18,10 @@ RUN cargo build --release --locked
 
 # The runtime file tree: every library the binary loads (ldd names them), the user and group
 # files of the unprivileged user (uid/gid 10001) and its home, where local storage lives.
-RUN mkdir -p /runtime/etc /runtime/home/myuser/storage \
+RUN mkdir -p /runtime/etc /runtime/actor/storage \
     && ldd target/release/mcp-surface-ledger | grep -o '/[^ ]*' | xargs -I{} cp --parents -L {} /runtime \
-    && echo 'myuser:x:10001:10001::/home/myuser:/sbin/nologin' > /runtime/etc/passwd \
-    && echo 'myuser:x:10001:' > /runtime/etc/group \
+    && echo 'actor:x:10001:10001::/actor:/sbin/nologin' > /runtime/etc/passwd \
+    && echo 'actor:x:10001:' > /runtime/etc/group \
     && echo 'hosts: files dns' > /runtime/etc/nsswitch.conf
 
 # ---- runtime --------------------------------------------------------------------------------
@@ -29,11 +29,11 @@ FROM scratch AS runtime
 
 # TLS roots are compiled into the binary, so no CA bundle is needed.
 COPY --from=builder /runtime/ /
-COPY --from=builder --chown=10001:10001 /runtime/home/myuser /home/myuser
+COPY --from=builder --chown=10001:10001 /runtime/actor /actor
 COPY --from=builder /build/target/release/mcp-surface-ledger /usr/local/bin/mcp-surface-ledger
 
 # Run as the unprivileged user; local storage (./storage) lives in its home directory.
 USER 10001:10001
-WORKDIR /home/myuser
+WORKDIR /actor
 
 CMD ["/usr/local/bin/mcp-surface-ledger"]
