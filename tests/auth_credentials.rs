@@ -12,6 +12,8 @@
 
 #[path = "support/actor.rs"]
 mod actor;
+#[path = "support/pricing.rs"]
+mod pricing;
 mod support;
 
 use std::net::SocketAddr;
@@ -28,15 +30,13 @@ use serde_json::{Value, json};
 use support::auth_peer;
 use support::surface::{SurfaceFile, surface, tool};
 
-/// Prices of seed 000, so that charges can be checked.
-const PRICING: &str = r#"{"pricingModel":"PAY_PER_EVENT","pricingPerEvent":{"actorChargeEvents":{
-    "run_start":{"eventPriceUsd":0.01},"server_checked":{"eventPriceUsd":0.005},
-    "surface_change_recorded":{"eventPriceUsd":0.002}}}}"#;
-
 fn pricing_env() -> Vec<(&'static str, &'static str)> {
     vec![
         ("ACTOR_TEST_PAY_PER_EVENT", "1"),
-        ("APIFY_ACTOR_PRICING_INFO", PRICING),
+        (
+            "APIFY_ACTOR_PRICING_INFO",
+            pricing::SEED_PRICING_INFO.as_str(),
+        ),
         ("APIFY_CHARGED_ACTOR_EVENT_COUNTS", "{}"),
     ]
 }

@@ -10,6 +10,8 @@
 mod actor;
 #[path = "support/counting_mcp.rs"]
 mod counting_mcp;
+#[path = "support/pricing.rs"]
+mod pricing;
 #[path = "support/sample_rows.rs"]
 mod sample_rows;
 
@@ -17,21 +19,14 @@ use actor::{Rows, RunDir};
 use counting_mcp::{CountingMcp, surface, tool};
 use serde_json::{Value, json};
 
-/// Prices of seed 000 in the SDK's `APIFY_ACTOR_PRICING_INFO` shape.
-const PRICING: &str = r#"{
-    "pricingModel": "PAY_PER_EVENT",
-    "pricingPerEvent": {"actorChargeEvents": {
-        "run_start": {"eventTitle": "Run start", "eventPriceUsd": 0.01},
-        "server_checked": {"eventTitle": "Server checked", "eventPriceUsd": 0.005},
-        "surface_change_recorded": {"eventTitle": "Change recorded", "eventPriceUsd": 0.002}
-    }}
-}"#;
-
 /// The local environment of a pay-per-event test run with maximum `max` (`None` = unlimited).
 fn pricing_env(max: Option<&str>) -> Vec<(&str, &str)> {
     let mut vars = vec![
         ("ACTOR_TEST_PAY_PER_EVENT", "1"),
-        ("APIFY_ACTOR_PRICING_INFO", PRICING),
+        (
+            "APIFY_ACTOR_PRICING_INFO",
+            pricing::SEED_PRICING_INFO.as_str(),
+        ),
         ("APIFY_CHARGED_ACTOR_EVENT_COUNTS", "{}"),
     ];
     if let Some(max) = max {

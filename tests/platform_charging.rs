@@ -4,12 +4,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod platform_fake;
+#[path = "support/pricing.rs"]
+mod pricing;
 
 use std::collections::HashMap;
 
 use axum::http::Method;
 use mcp_surface_ledger::platform::{ApiClient, Charging, PlatformEnv, Usd};
 use platform_fake::{FakeApify, RUN_ID};
+use pricing::{SEED_PRICES, pricing_info};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -19,26 +22,6 @@ fn env_for(vars: Vec<(String, String)>) -> PlatformEnv {
     let map: HashMap<String, String> = vars.into_iter().collect();
     PlatformEnv::from_vars(|name| map.get(name).cloned()).unwrap()
 }
-
-/// `APIFY_ACTOR_PRICING_INFO` for a pay-per-event Actor with these prices (decimal strings).
-fn pricing_info(prices: &[(&str, &str)]) -> String {
-    let events: Vec<String> = prices
-        .iter()
-        .map(|(name, price)| {
-            format!(r#""{name}": {{"eventTitle": "{name}", "eventPriceUsd": {price}}}"#)
-        })
-        .collect();
-    format!(
-        r#"{{"pricingModel": "PAY_PER_EVENT", "pricingPerEvent": {{"actorChargeEvents": {{{}}}}}}}"#,
-        events.join(", ")
-    )
-}
-
-const SEED_PRICES: &[(&str, &str)] = &[
-    ("run_start", "0.01"),
-    ("server_checked", "0.005"),
-    ("surface_change_recorded", "0.002"),
-];
 
 fn with(mut vars: Vec<(String, String)>, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     for (name, value) in extra {

@@ -14,6 +14,8 @@ mod counting_mcp;
 #[path = "support/netns.rs"]
 mod netns;
 mod platform_fake;
+#[path = "support/pricing.rs"]
+mod pricing;
 #[path = "support/sample_rows.rs"]
 mod sample_rows;
 
@@ -28,16 +30,9 @@ use serde_json::{Value, json};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
 
-/// Prices of seed 000 in the SDK's `APIFY_ACTOR_PRICING_INFO` shape.
+/// Prices of seed 000 in the SDK's `APIFY_ACTOR_PRICING_INFO` shape, as a run object holds them.
 fn pricing() -> Value {
-    json!({
-        "pricingModel": "PAY_PER_EVENT",
-        "pricingPerEvent": {"actorChargeEvents": {
-            "run_start": {"eventTitle": "Run start", "eventPriceUsd": 0.01},
-            "server_checked": {"eventTitle": "Server checked", "eventPriceUsd": 0.005},
-            "surface_change_recorded": {"eventTitle": "Change recorded", "eventPriceUsd": 0.002}
-        }}
-    })
+    serde_json::from_str(&pricing::SEED_PRICING_INFO).unwrap()
 }
 
 /// The environment of a platform run; pricing comes from the env when `env_pricing` is set,
@@ -46,7 +41,10 @@ fn platform_env(fake: &FakeApify, env_pricing: bool) -> Vec<(String, String)> {
     let mut vars = fake.env_vars();
     vars.push(("ACTOR_MAX_TOTAL_CHARGE_USD".into(), "5".into()));
     if env_pricing {
-        vars.push(("APIFY_ACTOR_PRICING_INFO".into(), pricing().to_string()));
+        vars.push((
+            "APIFY_ACTOR_PRICING_INFO".into(),
+            pricing::SEED_PRICING_INFO.clone(),
+        ));
         vars.push(("APIFY_CHARGED_ACTOR_EVENT_COUNTS".into(), "{}".into()));
     }
     vars

@@ -7,6 +7,8 @@
 
 #[path = "support/actor.rs"]
 mod actor;
+#[path = "support/pricing.rs"]
+mod pricing;
 mod support;
 
 use std::collections::BTreeSet;
@@ -281,17 +283,14 @@ async fn the_shards_budgets_never_exceed_the_coordinators_maximum() {
     let peers = peers(8);
     let all = urls(&peers);
     let dir = RunDir::new();
-    let pricing = r#"{
-        "pricingModel": "PAY_PER_EVENT",
-        "pricingPerEvent": {"actorChargeEvents": {
-            "run_start": {"eventTitle": "Run start", "eventPriceUsd": 0.5},
-            "server_checked": {"eventTitle": "Server checked", "eventPriceUsd": 0.25},
-            "surface_change_recorded": {"eventTitle": "Change recorded", "eventPriceUsd": 0.1}
-        }}
-    }"#;
+    let pricing = pricing::pricing_info(&[
+        ("run_start", "0.5"),
+        ("server_checked", "0.25"),
+        ("surface_change_recorded", "0.1"),
+    ]);
     let vars = [
         ("ACTOR_TEST_PAY_PER_EVENT", "1"),
-        ("APIFY_ACTOR_PRICING_INFO", pricing),
+        ("APIFY_ACTOR_PRICING_INFO", pricing.as_str()),
         ("APIFY_CHARGED_ACTOR_EVENT_COUNTS", "{}"),
         ("ACTOR_MAX_TOTAL_CHARGE_USD", "3.5"),
     ];

@@ -12,6 +12,8 @@ mod counting_mcp;
 #[path = "support/netns.rs"]
 mod netns;
 mod platform_fake;
+#[path = "support/pricing.rs"]
+mod pricing;
 #[path = "support/sample_rows.rs"]
 mod sample_rows;
 
@@ -31,16 +33,11 @@ const SHARDS: usize = 3;
 const SERVERS: usize = 7;
 
 fn pricing_env() -> Vec<(String, String)> {
-    let pricing = json!({
-        "pricingModel": "PAY_PER_EVENT",
-        "pricingPerEvent": {"actorChargeEvents": {
-            "run_start": {"eventTitle": "Run start", "eventPriceUsd": 0.01},
-            "server_checked": {"eventTitle": "Server checked", "eventPriceUsd": 0.005},
-            "surface_change_recorded": {"eventTitle": "Change recorded", "eventPriceUsd": 0.002}
-        }}
-    });
     vec![
-        ("APIFY_ACTOR_PRICING_INFO".into(), pricing.to_string()),
+        (
+            "APIFY_ACTOR_PRICING_INFO".into(),
+            pricing::SEED_PRICING_INFO.clone(),
+        ),
         ("APIFY_CHARGED_ACTOR_EVENT_COUNTS".into(), "{}".into()),
     ]
 }
