@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use axum::http::Method;
 use counting_mcp::{CountingMcp, surface, tool};
-use netns::{PUBLIC_IP, Place, run_inside};
+use netns::{PUBLIC_IP, in_namespace};
 use platform_fake::{DATASET, DEFAULT_STORE, FakeApify, RUN_ID};
 use serde_json::{Value, json};
 
@@ -225,209 +225,198 @@ fn count_of(charges: &[(String, u64)], event: &str) -> (usize, u64) {
     (matching.len(), matching.iter().sum())
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn platform_run_reads_input_writes_rows_and_ledger_and_charges_every_event() {
-    if let Place::Done =
-        run_inside("platform_run_reads_input_writes_rows_and_ledger_and_charges_every_event")
-    {
-        return;
-    }
-    runtime().block_on(async {
-        let fake = FakeApify::start().await;
-        let mcp = CountingMcp::start(PUBLIC_IP).await;
-        mcp.serve(
-            "/a",
-            surface("Alpha", "1", vec![tool("search", "Searches")]),
-        );
-        mcp.serve(
-            "/b",
-            surface("Beta", "1", vec![tool("read", "Reads a page")]),
-        );
-        let (a, b, closed) = (mcp.url("/a"), mcp.url("/b"), closed_url());
-        let blocked = "http://127.0.0.1:9/mcp".to_string();
-        put_input(
-            &fake,
-            &json!({
-                "servers": [a, b, closed, blocked],
-                "ledger_name": "fleet",
-                "alert_on": ["tool_added", "server_version_changed"],
-            }),
-        );
+    in_namespace(
+        "platform_run_reads_input_writes_rows_and_ledger_and_charges_every_event",
+        async {
+            let fake = FakeApify::start().await;
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            mcp.serve(
+                "/a",
+                surface("Alpha", "1", vec![tool("search", "Searches")]),
+            );
+            mcp.serve(
+                "/b",
+                surface("Beta", "1", vec![tool("read", "Reads a page")]),
+            );
+            let (a, b, closed) = (mcp.url("/a"), mcp.url("/b"), closed_url());
+            let blocked = "http://127.0.0.1:9/mcp".to_string();
+            put_input(
+                &fake,
+                &json!({
+                    "servers": [a, b, closed, blocked],
+                    "ledger_name": "fleet",
+                    "alert_on": ["tool_added", "server_version_changed"],
+                }),
+            );
 
-        // First run: every readable server gets a baseline.
-        let output = run_binary(platform_env(&fake, true), &[]).await;
-        assert_exit(&output, 0);
-        let requests = fake.state().requests.clone();
-        let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
-        let rows = assert_run_order(&requests, &ledger_store);
-        assert!(mcp.requests("/a") > 0 && mcp.requests("/b") > 0);
-        let kinds: Vec<(&str, &str, &str)> = rows
-            .iter()
-            .map(|r| {
-                (
-                    r["record_type"].as_str().unwrap(),
-                    r["server_url"].as_str().unwrap_or(""),
-                    r["reason_code"].as_str().unwrap_or(""),
+            // First run: every readable server gets a baseline.
+            let output = run_binary(platform_env(&fake, true), &[]).await;
+            assert_exit(&output, 0);
+            let requests = fake.state().requests.clone();
+            let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
+            let rows = assert_run_order(&requests, &ledger_store);
+            assert!(mcp.requests("/a") > 0 && mcp.requests("/b") > 0);
+            let kinds: Vec<(&str, &str, &str)> = rows
+                .iter()
+                .map(|r| {
+                    (
+                        r["record_type"].as_str().unwrap(),
+                        r["server_url"].as_str().unwrap_or(""),
+                        r["reason_code"].as_str().unwrap_or(""),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                kinds,
+                [
+                    ("server", a.as_str(), "OK"),
+                    ("server", b.as_str(), "OK"),
+                    ("server", closed.as_str(), "CONNECT_FAIL"),
+                    ("server", blocked.as_str(), "BLOCKED_TARGET"),
+                    ("summary", "", ""),
+                ]
+            );
+            let summary = rows.last().unwrap();
+            assert_eq!(summary["charges"]["dry_run"], false);
+            let charges = charges_since(&fake, 0);
+            assert_eq!(charges[0], ("run_start".to_string(), 1));
+            assert_eq!(count_of(&charges, "run_start"), (1, 1));
+            assert_eq!(count_of(&charges, "server_checked"), (2, 2));
+            assert_eq!(count_of(&charges, "surface_change_recorded"), (0, 0));
+            let messages = fake.state().status_messages.clone();
+            assert_eq!(
+                messages.last().unwrap(),
+                &(
+                    "4 servers, 0 changed (0 high), 1 unreachable, 1 blocked".to_string(),
+                    true
                 )
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                ("server", a.as_str(), "OK"),
-                ("server", b.as_str(), "OK"),
-                ("server", closed.as_str(), "CONNECT_FAIL"),
-                ("server", blocked.as_str(), "BLOCKED_TARGET"),
-                ("summary", "", ""),
-            ]
-        );
-        let summary = rows.last().unwrap();
-        assert_eq!(summary["charges"]["dry_run"], false);
-        let charges = charges_since(&fake, 0);
-        assert_eq!(charges[0], ("run_start".to_string(), 1));
-        assert_eq!(count_of(&charges, "run_start"), (1, 1));
-        assert_eq!(count_of(&charges, "server_checked"), (2, 2));
-        assert_eq!(count_of(&charges, "surface_change_recorded"), (0, 0));
-        let messages = fake.state().status_messages.clone();
-        assert_eq!(
-            messages.last().unwrap(),
-            &(
-                "4 servers, 0 changed (0 high), 1 unreachable, 1 blocked".to_string(),
-                true
-            )
-        );
-        let output_record =
-            fake.state().records[&(DEFAULT_STORE.to_string(), "OUTPUT".into())].clone();
-        let output_json: Value = serde_json::from_slice(&output_record.0).unwrap();
-        assert_eq!(&output_json, summary);
+            );
+            let output_record =
+                fake.state().records[&(DEFAULT_STORE.to_string(), "OUTPUT".into())].clone();
+            let output_json: Value = serde_json::from_slice(&output_record.0).unwrap();
+            assert_eq!(&output_json, summary);
 
-        // Second run: Alpha gains a tool, Beta a version; one change row each.
-        mcp.serve(
-            "/a",
-            surface(
-                "Alpha",
-                "1",
-                vec![tool("search", "Searches"), tool("fetch", "Fetches a page")],
-            ),
-        );
-        mcp.serve(
-            "/b",
-            surface("Beta", "2", vec![tool("read", "Reads a page")]),
-        );
-        let from_request = fake.state().requests.len();
-        let from_charge = fake.state().charges.len();
-        let from_message = fake.state().status_messages.len();
-        let output = run_binary(platform_env(&fake, true), &[]).await;
-        assert_exit(&output, 0);
-        let requests = fake.state().requests[from_request..].to_vec();
-        let rows = assert_run_order(&requests, &ledger_store);
-        sample_rows::keep("platform-run", &rows);
-        let changes: Vec<&Value> = rows
-            .iter()
-            .filter(|r| r["record_type"] == "change")
-            .collect();
-        assert_eq!(changes.len(), 2);
-        assert_eq!(
-            rows[1]["record_type"], "change",
-            "a change row follows its server row"
-        );
-        assert_eq!(rows[1]["server_url"], a.as_str());
-        let charges = charges_since(&fake, from_charge);
-        assert_eq!(count_of(&charges, "run_start"), (1, 1));
-        assert_eq!(count_of(&charges, "server_checked"), (2, 2));
-        // One charge per server that has change rows, its count that server's rows.
-        assert_eq!(count_of(&charges, "surface_change_recorded"), (2, 2));
-        let summary = rows.last().unwrap();
-        assert_eq!(summary["changes_total"], 2);
-        assert_eq!(
-            summary["charges"]["events"]["surface_change_recorded"]["count"],
-            2
-        );
-        let messages = fake.state().status_messages[from_message..].to_vec();
-        let (last, terminal) = messages.last().unwrap();
-        assert!(*terminal);
-        assert!(
-            last.starts_with("4 servers, 2 changed (")
-                && last.ends_with("1 unreachable, 1 blocked"),
-            "{last}"
-        );
-        assert!(messages[..messages.len() - 1].iter().all(|(_, t)| !t));
-    });
+            // Second run: Alpha gains a tool, Beta a version; one change row each.
+            mcp.serve(
+                "/a",
+                surface(
+                    "Alpha",
+                    "1",
+                    vec![tool("search", "Searches"), tool("fetch", "Fetches a page")],
+                ),
+            );
+            mcp.serve(
+                "/b",
+                surface("Beta", "2", vec![tool("read", "Reads a page")]),
+            );
+            let from_request = fake.state().requests.len();
+            let from_charge = fake.state().charges.len();
+            let from_message = fake.state().status_messages.len();
+            let output = run_binary(platform_env(&fake, true), &[]).await;
+            assert_exit(&output, 0);
+            let requests = fake.state().requests[from_request..].to_vec();
+            let rows = assert_run_order(&requests, &ledger_store);
+            sample_rows::keep("platform-run", &rows);
+            let changes: Vec<&Value> = rows
+                .iter()
+                .filter(|r| r["record_type"] == "change")
+                .collect();
+            assert_eq!(changes.len(), 2);
+            assert_eq!(
+                rows[1]["record_type"], "change",
+                "a change row follows its server row"
+            );
+            assert_eq!(rows[1]["server_url"], a.as_str());
+            let charges = charges_since(&fake, from_charge);
+            assert_eq!(count_of(&charges, "run_start"), (1, 1));
+            assert_eq!(count_of(&charges, "server_checked"), (2, 2));
+            // One charge per server that has change rows, its count that server's rows.
+            assert_eq!(count_of(&charges, "surface_change_recorded"), (2, 2));
+            let summary = rows.last().unwrap();
+            assert_eq!(summary["changes_total"], 2);
+            assert_eq!(
+                summary["charges"]["events"]["surface_change_recorded"]["count"],
+                2
+            );
+            let messages = fake.state().status_messages[from_message..].to_vec();
+            let (last, terminal) = messages.last().unwrap();
+            assert!(*terminal);
+            assert!(
+                last.starts_with("4 servers, 2 changed (")
+                    && last.ends_with("1 unreachable, 1 blocked"),
+                "{last}"
+            );
+            assert!(messages[..messages.len() - 1].iter().all(|(_, t)| !t));
+        },
+    );
 }
 
 #[test]
 fn platform_run_charge_retried_after_429_and_500_is_charged_once() {
-    if let Place::Done = run_inside("platform_run_charge_retried_after_429_and_500_is_charged_once")
-    {
-        return;
-    }
-    runtime().block_on(async {
-        let fake = FakeApify::start().await;
-        fake.state().run = json!({
-            "id": RUN_ID,
-            "pricingInfo": pricing(),
-            "chargedEventCounts": {},
-            "options": {"maxTotalChargeUsd": 1},
-        });
-        let mcp = CountingMcp::start(PUBLIC_IP).await;
-        mcp.serve(
-            "/a",
-            surface("Alpha", "1", vec![tool("search", "Searches")]),
-        );
-        put_input(
-            &fake,
-            &json!({"servers": [mcp.url("/a")], "ledger_name": "fleet"}),
-        );
-        let charge_path = format!("/v2/actor-runs/{RUN_ID}/charge");
-        fake.fail_next(
-            Method::POST,
-            &charge_path,
-            429,
-            "rate-limit-exceeded",
-            "slow down",
-        );
-        fake.fail_next(
-            Method::POST,
-            &charge_path,
-            500,
-            "internal-server-error",
-            "oops",
-        );
+    in_namespace(
+        "platform_run_charge_retried_after_429_and_500_is_charged_once",
+        async {
+            let fake = FakeApify::start().await;
+            fake.state().run = json!({
+                "id": RUN_ID,
+                "pricingInfo": pricing(),
+                "chargedEventCounts": {},
+                "options": {"maxTotalChargeUsd": 1},
+            });
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            mcp.serve(
+                "/a",
+                surface("Alpha", "1", vec![tool("search", "Searches")]),
+            );
+            put_input(
+                &fake,
+                &json!({"servers": [mcp.url("/a")], "ledger_name": "fleet"}),
+            );
+            let charge_path = format!("/v2/actor-runs/{RUN_ID}/charge");
+            fake.fail_next(
+                Method::POST,
+                &charge_path,
+                429,
+                "rate-limit-exceeded",
+                "slow down",
+            );
+            fake.fail_next(
+                Method::POST,
+                &charge_path,
+                500,
+                "internal-server-error",
+                "oops",
+            );
 
-        let output = run_binary(platform_env(&fake, false), &[]).await;
-        assert_exit(&output, 0);
+            let output = run_binary(platform_env(&fake, false), &[]).await;
+            assert_exit(&output, 0);
 
-        let requests = fake.state().requests.clone();
-        let run_object = only_position(&requests, "GET of the run object", |r| {
-            r.method == Method::GET && r.path == format!("/v2/actor-runs/{RUN_ID}")
-        });
-        let attempts: Vec<(usize, String)> = requests
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.path == charge_path && r.json()["eventName"] == "run_start")
-            .map(|(i, r)| (i, r.header("idempotency-key").unwrap().to_string()))
-            .collect();
-        assert_eq!(attempts.len(), 3, "429, 500, then success");
-        assert!(run_object < attempts[0].0);
-        assert!(attempts.iter().all(|(_, key)| *key == attempts[0].1));
-        let charges = charges_since(&fake, 0);
-        assert_eq!(
-            charges,
-            [
-                ("run_start".to_string(), 1),
-                ("server_checked".to_string(), 1)
-            ]
-        );
-        assert_eq!(fake.state().charges[0].idempotency_key, attempts[0].1);
-    });
+            let requests = fake.state().requests.clone();
+            let run_object = only_position(&requests, "GET of the run object", |r| {
+                r.method == Method::GET && r.path == format!("/v2/actor-runs/{RUN_ID}")
+            });
+            let attempts: Vec<(usize, String)> = requests
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.path == charge_path && r.json()["eventName"] == "run_start")
+                .map(|(i, r)| (i, r.header("idempotency-key").unwrap().to_string()))
+                .collect();
+            assert_eq!(attempts.len(), 3, "429, 500, then success");
+            assert!(run_object < attempts[0].0);
+            assert!(attempts.iter().all(|(_, key)| *key == attempts[0].1));
+            let charges = charges_since(&fake, 0);
+            assert_eq!(
+                charges,
+                [
+                    ("run_start".to_string(), 1),
+                    ("server_checked".to_string(), 1)
+                ]
+            );
+            assert_eq!(fake.state().charges[0].idempotency_key, attempts[0].1);
+        },
+    );
 }
 
 /// The lowered push limit of the chunking test (`LEDGER_API_MAX_PUSH_BYTES`).
@@ -447,111 +436,109 @@ fn heavy_tool(marker: char, size: usize) -> Value {
 
 #[test]
 fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
-    if let Place::Done =
-        run_inside("platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks")
-    {
-        return;
-    }
-    runtime().block_on(async {
-        let fake = FakeApify::start().await;
-        let mcp = CountingMcp::start(PUBLIC_IP).await;
-        let big = ["/big1", "/big2", "/big3"];
-        let serve_big = |marker: char| {
-            for path in big {
-                mcp.serve(path, surface(path, "1", vec![heavy_tool(marker, 20_000)]));
-            }
-        };
-        serve_big('a');
-        mcp.serve(
-            "/slow",
-            surface("Slow", "1", vec![tool("search", "Searches")]),
-        );
-        let mut urls = vec![mcp.url("/slow")];
-        urls.extend(big.iter().map(|p| mcp.url(p)));
-        put_input(
-            &fake,
-            &json!({
-                "servers": urls,
-                "ledger_name": "fleet",
-                "alert_on": ["input_schema_changed"],
-                "concurrency": 1,
-            }),
-        );
-        assert_exit(&run_binary(platform_env(&fake, true), &[]).await, 0);
-
-        // Every big schema changes (three rows of about 80 kB, more than one push of the
-        // lowered limit can carry), and every run reports progress after its first server.
-        serve_big('b');
-        mcp.serve_after(
-            "/slow",
-            surface("Slow", "1", vec![tool("search", "Searches")]),
-            Duration::from_millis(2_700),
-        );
-        let from_request = fake.state().requests.len();
-        let from_message = fake.state().status_messages.len();
-        let mut vars = platform_env(&fake, true);
-        vars.push(("LEDGER_API_MAX_PUSH_BYTES".into(), PUSH_LIMIT.to_string()));
-        assert_exit(&run_binary(vars, &[]).await, 0);
-
-        let requests = fake.state().requests[from_request..].to_vec();
-        let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
-        let rows = assert_run_order(&requests, &ledger_store);
-        let pushes: Vec<&platform_fake::Recorded> = requests
-            .iter()
-            .filter(|r| r.path == format!("/v2/datasets/{DATASET}/items"))
-            .collect();
-        assert!(pushes.len() >= 2, "{} pushes", pushes.len());
-        assert!(pushes.iter().all(|p| p.body.len() <= PUSH_LIMIT));
-        // In order: each server row, then its changes, the summary last.
-        let mut expected_server = urls.iter();
-        let mut current = String::new();
-        for row in &rows[..rows.len() - 1] {
-            match row["record_type"].as_str().unwrap() {
-                "server" => {
-                    current = row["server_url"].as_str().unwrap().to_string();
-                    assert_eq!(Some(&current), expected_server.next());
+    in_namespace(
+        "platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks",
+        async {
+            let fake = FakeApify::start().await;
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            let big = ["/big1", "/big2", "/big3"];
+            let serve_big = |marker: char| {
+                for path in big {
+                    mcp.serve(path, surface(path, "1", vec![heavy_tool(marker, 20_000)]));
                 }
-                "change" => assert_eq!(row["server_url"], current.as_str()),
-                other => panic!("unexpected row {other}"),
-            }
-        }
-        assert_eq!(rows.len(), 4 + 3 + 1);
-        assert_eq!(rows.last().unwrap()["record_type"], "summary");
-        assert_eq!(fake.state().datasets[DATASET].len(), 5 + 8);
+            };
+            serve_big('a');
+            mcp.serve(
+                "/slow",
+                surface("Slow", "1", vec![tool("search", "Searches")]),
+            );
+            let mut urls = vec![mcp.url("/slow")];
+            urls.extend(big.iter().map(|p| mcp.url(p)));
+            put_input(
+                &fake,
+                &json!({
+                    "servers": urls,
+                    "ledger_name": "fleet",
+                    "alert_on": ["input_schema_changed"],
+                    "concurrency": 1,
+                }),
+            );
+            assert_exit(&run_binary(platform_env(&fake, true), &[]).await, 0);
 
-        let messages = fake.state().status_messages[from_message..].to_vec();
-        let progress: Vec<&String> = messages
-            .iter()
-            .filter(|(_, t)| !t)
-            .map(|(m, _)| m)
-            .collect();
-        assert!(!progress.is_empty(), "no progress message: {messages:?}");
-        for message in &progress {
-            let rest = message.strip_prefix("Checked ").unwrap();
-            let (done, rest) = rest.split_once("/4 servers, ").unwrap();
-            assert!((1..=4).contains(&done.parse::<u32>().unwrap()), "{message}");
-            assert!(rest.ends_with(" changes"), "{message}");
-        }
-        assert_eq!(
-            messages.last().unwrap(),
-            &(
-                "4 servers, 3 changed (3 high), 0 unreachable".to_string(),
-                true
-            )
-        );
-    });
+            // Every big schema changes (three rows of about 80 kB, more than one push of the
+            // lowered limit can carry), and every run reports progress after its first server.
+            serve_big('b');
+            mcp.serve_after(
+                "/slow",
+                surface("Slow", "1", vec![tool("search", "Searches")]),
+                Duration::from_millis(2_700),
+            );
+            let from_request = fake.state().requests.len();
+            let from_message = fake.state().status_messages.len();
+            let mut vars = platform_env(&fake, true);
+            vars.push(("LEDGER_API_MAX_PUSH_BYTES".into(), PUSH_LIMIT.to_string()));
+            assert_exit(&run_binary(vars, &[]).await, 0);
+
+            let requests = fake.state().requests[from_request..].to_vec();
+            let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
+            let rows = assert_run_order(&requests, &ledger_store);
+            let pushes: Vec<&platform_fake::Recorded> = requests
+                .iter()
+                .filter(|r| r.path == format!("/v2/datasets/{DATASET}/items"))
+                .collect();
+            assert!(pushes.len() >= 2, "{} pushes", pushes.len());
+            assert!(pushes.iter().all(|p| p.body.len() <= PUSH_LIMIT));
+            // In order: each server row, then its changes, the summary last.
+            let mut expected_server = urls.iter();
+            let mut current = String::new();
+            for row in &rows[..rows.len() - 1] {
+                match row["record_type"].as_str().unwrap() {
+                    "server" => {
+                        current = row["server_url"].as_str().unwrap().to_string();
+                        assert_eq!(Some(&current), expected_server.next());
+                    }
+                    "change" => assert_eq!(row["server_url"], current.as_str()),
+                    other => panic!("unexpected row {other}"),
+                }
+            }
+            assert_eq!(rows.len(), 4 + 3 + 1);
+            assert_eq!(rows.last().unwrap()["record_type"], "summary");
+            assert_eq!(fake.state().datasets[DATASET].len(), 5 + 8);
+
+            let messages = fake.state().status_messages[from_message..].to_vec();
+            let progress: Vec<&String> = messages
+                .iter()
+                .filter(|(_, t)| !t)
+                .map(|(m, _)| m)
+                .collect();
+            assert!(!progress.is_empty(), "no progress message: {messages:?}");
+            for message in &progress {
+                let rest = message.strip_prefix("Checked ").unwrap();
+                let (done, rest) = rest.split_once("/4 servers, ").unwrap();
+                assert!((1..=4).contains(&done.parse::<u32>().unwrap()), "{message}");
+                assert!(rest.ends_with(" changes"), "{message}");
+            }
+            assert_eq!(
+                messages.last().unwrap(),
+                &(
+                    "4 servers, 3 changed (3 high), 0 unreachable".to_string(),
+                    true
+                )
+            );
+        },
+    );
 }
 
 #[test]
 fn a_credential_never_reaches_the_apify_api() {
-    if let Place::Done = run_inside("a_credential_never_reaches_the_apify_api") {
-        return;
-    }
-    runtime().block_on(async {
+    in_namespace("a_credential_never_reaches_the_apify_api", async {
         let secret = "canary-apify-3c59dc048e8850243be8";
         let fake = FakeApify::start().await;
         let mcp = CountingMcp::start(PUBLIC_IP).await;
-        mcp.serve("/a", surface("Alpha", "1", vec![tool("search", "Searches")]));
+        mcp.serve(
+            "/a",
+            surface("Alpha", "1", vec![tool("search", "Searches")]),
+        );
         let a = mcp.url("/a");
         let origin = url::Url::parse(&a).unwrap().origin().ascii_serialization();
         put_input(
@@ -598,10 +585,7 @@ fn an_input_encrypted_by_apify_is_decrypted_at_home() {
         eprintln!("SKIP an_input_encrypted_by_apify_is_decrypted_at_home: {why}");
         return;
     }
-    if let Place::Done = run_inside("an_input_encrypted_by_apify_is_decrypted_at_home") {
-        return;
-    }
-    runtime().block_on(async {
+    in_namespace("an_input_encrypted_by_apify_is_decrypted_at_home", async {
         let secret = "canary-encrypted-7d41e2";
         let fake = FakeApify::start().await;
         let mcp = CountingMcp::start(PUBLIC_IP).await;

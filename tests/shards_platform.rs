@@ -23,7 +23,7 @@ use std::process::{Command, Output, Stdio};
 use axum::http::Method;
 use counting_mcp::{CountingMcp, surface, tool};
 use mcp_surface_ledger::shard::plan::shard_of;
-use netns::{PUBLIC_IP, Place, run_inside};
+use netns::{PUBLIC_IP, in_namespace};
 use platform_fake::{DATASET, DEFAULT_STORE, FakeApify, RUN_ID};
 use serde_json::{Value, json};
 
@@ -40,14 +40,6 @@ fn pricing_env() -> Vec<(String, String)> {
         ),
         ("APIFY_CHARGED_ACTOR_EVENT_COUNTS".into(), "{}".into()),
     ]
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// Runs the coordinator to the end, in an empty working directory, with only `vars`.
@@ -122,225 +114,225 @@ fn reset_dataset(fake: &FakeApify) {
 
 #[test]
 fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
-    if let Place::Done =
-        run_inside("platform_coordinator_starts_one_run_per_shard_and_merges_their_rows")
-    {
-        return;
-    }
-    runtime().block_on(async {
-        let fake = FakeApify::start().await;
-        fake.with_actor(BINARY, pricing_env());
-        let mcp = CountingMcp::start(PUBLIC_IP).await;
-        let paths: Vec<String> = (0..SERVERS).map(|i| format!("/s{i}")).collect();
-        for (i, path) in paths.iter().enumerate() {
-            let tools = vec![tool(&format!("tool_{i}"), "Reads a thing")];
-            mcp.serve(path, surface(&format!("server-{i}"), "1", tools));
-        }
-        let urls: Vec<String> = paths.iter().map(|p| mcp.url(p)).collect();
-        let shard_of_url = |url: &String| shard_of(&json!(url), SHARDS);
-        let busy: BTreeSet<usize> = urls.iter().map(shard_of_url).collect();
-        let input = json!({"servers": urls, "ledger_name": "fleet", "shards": SHARDS});
-        fake.state().records.insert(
-            (DEFAULT_STORE.to_string(), "INPUT".to_string()),
-            (
-                serde_json::to_vec(&input).unwrap(),
-                "application/json".to_string(),
-            ),
-        );
-
-        // --- first run: one platform run per shard that holds servers.
-        let output = run_coordinator(&fake).await;
-        assert_exit(&fake, &output, 0);
-        let starts = start_requests(&fake);
-        assert_eq!(starts.len(), busy.len(), "one run per shard with servers");
-        let mut shares = 0.0;
-        let mut started_servers = BTreeSet::new();
-        for start in &starts {
-            assert_eq!(query_value(start, "build").as_deref(), Some("0.1.7"));
-            let share: f64 = query_value(start, "maxTotalChargeUsd")
-                .unwrap()
-                .parse()
-                .unwrap();
-            shares += share;
-            let shard_input = start.json();
-            let ledger = shard_input["ledger_name"].as_str().unwrap().to_string();
-            let servers = shard_input["servers"].as_array().unwrap();
-            for server in servers {
-                let url = server.as_str().unwrap().to_string();
-                let shard = shard_of_url(&url);
-                assert_eq!(ledger, format!("fleet-shard-{shard}-of-{SHARDS}"));
-                started_servers.insert(url);
+    in_namespace(
+        "platform_coordinator_starts_one_run_per_shard_and_merges_their_rows",
+        async {
+            let fake = FakeApify::start().await;
+            fake.with_actor(BINARY, pricing_env());
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            let paths: Vec<String> = (0..SERVERS).map(|i| format!("/s{i}")).collect();
+            for (i, path) in paths.iter().enumerate() {
+                let tools = vec![tool(&format!("tool_{i}"), "Reads a thing")];
+                mcp.serve(path, surface(&format!("server-{i}"), "1", tools));
             }
-            assert!(shard_input.get("shards").is_none() && shard_input.get("registry").is_none());
-        }
-        assert_eq!(
-            started_servers.len(),
-            SERVERS,
-            "every server in exactly one shard"
-        );
-        // The coordinator paid its own start (0.01) out of 1 USD; the shares split the rest.
-        assert!(shares <= 0.99 + 1e-9, "shares add up to {shares}");
-        assert!(shares > 0.98, "shares waste the budget: {shares}");
-        for run in fake.started_runs() {
-            assert_eq!(run["status"], "SUCCEEDED", "{run}");
-        }
-        let (servers, summary) = coordinator_rows(&fake);
-        assert_eq!(servers.len(), SERVERS);
-        assert!(servers.iter().all(|r| r["ledger_status"] == "created"));
-        assert_eq!(summary["servers_requested"], SERVERS);
-        assert_eq!(summary["baselines_created"], SERVERS);
-        assert_eq!(summary["shards_failed"], 0);
-        assert_eq!(
-            summary["charges"]["events"]["server_checked"]["count"],
-            SERVERS
-        );
-        assert_eq!(
-            summary["charges"]["events"]["run_start"]["count"],
-            1 + busy.len()
-        );
-        // Charges went to the runs that incurred them: the coordinator paid its start only.
-        let own: Vec<String> = fake
-            .state()
-            .charges
-            .iter()
-            .map(|c| c.event.clone())
-            .collect();
-        assert_eq!(own, ["run_start"]);
-        let shard_checked: u64 = fake
-            .state()
-            .child_charges
-            .iter()
-            .filter(|(_, c)| c.event == "server_checked")
-            .map(|(_, c)| c.count)
-            .sum();
-        assert_eq!(shard_checked, SERVERS as u64);
-        for outcome in summary["shards"].as_array().unwrap() {
-            if outcome["servers"] != 0 {
-                assert!(outcome["run_id"].as_str().unwrap().starts_with("run-"));
+            let urls: Vec<String> = paths.iter().map(|p| mcp.url(p)).collect();
+            let shard_of_url = |url: &String| shard_of(&json!(url), SHARDS);
+            let busy: BTreeSet<usize> = urls.iter().map(shard_of_url).collect();
+            let input = json!({"servers": urls, "ledger_name": "fleet", "shards": SHARDS});
+            fake.state().records.insert(
+                (DEFAULT_STORE.to_string(), "INPUT".to_string()),
+                (
+                    serde_json::to_vec(&input).unwrap(),
+                    "application/json".to_string(),
+                ),
+            );
+
+            // --- first run: one platform run per shard that holds servers.
+            let output = run_coordinator(&fake).await;
+            assert_exit(&fake, &output, 0);
+            let starts = start_requests(&fake);
+            assert_eq!(starts.len(), busy.len(), "one run per shard with servers");
+            let mut shares = 0.0;
+            let mut started_servers = BTreeSet::new();
+            for start in &starts {
+                assert_eq!(query_value(start, "build").as_deref(), Some("0.1.7"));
+                let share: f64 = query_value(start, "maxTotalChargeUsd")
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                shares += share;
+                let shard_input = start.json();
+                let ledger = shard_input["ledger_name"].as_str().unwrap().to_string();
+                let servers = shard_input["servers"].as_array().unwrap();
+                for server in servers {
+                    let url = server.as_str().unwrap().to_string();
+                    let shard = shard_of_url(&url);
+                    assert_eq!(ledger, format!("fleet-shard-{shard}-of-{SHARDS}"));
+                    started_servers.insert(url);
+                }
                 assert!(
-                    outcome["dataset_id"]
-                        .as_str()
-                        .unwrap()
-                        .starts_with("ds-run-")
+                    shard_input.get("shards").is_none() && shard_input.get("registry").is_none()
                 );
             }
-        }
-        let terminal = fake.state().status_messages.last().cloned().unwrap();
-        assert!(
-            terminal.1,
-            "the coordinator's last status message is terminal"
-        );
+            assert_eq!(
+                started_servers.len(),
+                SERVERS,
+                "every server in exactly one shard"
+            );
+            // The coordinator paid its own start (0.01) out of 1 USD; the shares split the rest.
+            assert!(shares <= 0.99 + 1e-9, "shares add up to {shares}");
+            assert!(shares > 0.98, "shares waste the budget: {shares}");
+            for run in fake.started_runs() {
+                assert_eq!(run["status"], "SUCCEEDED", "{run}");
+            }
+            let (servers, summary) = coordinator_rows(&fake);
+            assert_eq!(servers.len(), SERVERS);
+            assert!(servers.iter().all(|r| r["ledger_status"] == "created"));
+            assert_eq!(summary["servers_requested"], SERVERS);
+            assert_eq!(summary["baselines_created"], SERVERS);
+            assert_eq!(summary["shards_failed"], 0);
+            assert_eq!(
+                summary["charges"]["events"]["server_checked"]["count"],
+                SERVERS
+            );
+            assert_eq!(
+                summary["charges"]["events"]["run_start"]["count"],
+                1 + busy.len()
+            );
+            // Charges went to the runs that incurred them: the coordinator paid its start only.
+            let own: Vec<String> = fake
+                .state()
+                .charges
+                .iter()
+                .map(|c| c.event.clone())
+                .collect();
+            assert_eq!(own, ["run_start"]);
+            let shard_checked: u64 = fake
+                .state()
+                .child_charges
+                .iter()
+                .filter(|(_, c)| c.event == "server_checked")
+                .map(|(_, c)| c.count)
+                .sum();
+            assert_eq!(shard_checked, SERVERS as u64);
+            for outcome in summary["shards"].as_array().unwrap() {
+                if outcome["servers"] != 0 {
+                    assert!(outcome["run_id"].as_str().unwrap().starts_with("run-"));
+                    assert!(
+                        outcome["dataset_id"]
+                            .as_str()
+                            .unwrap()
+                            .starts_with("ds-run-")
+                    );
+                }
+            }
+            let terminal = fake.state().status_messages.last().cloned().unwrap();
+            assert!(
+                terminal.1,
+                "the coordinator's last status message is terminal"
+            );
 
-        // --- a shard whose run fails is named; the others' rows stand.
-        let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
-        let broken = *busy.iter().next().unwrap();
-        let broken_key = (
-            ledger_store.clone(),
-            format!("fleet-shard-{broken}-of-{SHARDS}"),
-        );
-        let intact = fake.state().records[&broken_key].clone();
-        fake.state().records.insert(
-            broken_key.clone(),
-            (b"{ not a ledger".to_vec(), "application/json".into()),
-        );
-        reset_dataset(&fake);
-        let output = run_coordinator(&fake).await;
-        assert_exit(&fake, &output, 3);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains(&broken_key.1),
-            "the failed shard is named:\n{stderr}"
-        );
-        let (servers, summary) = coordinator_rows(&fake);
-        let broken_count = urls.iter().filter(|u| shard_of_url(u) == broken).count();
-        assert_eq!(servers.len(), SERVERS - broken_count);
-        assert_eq!(summary["shards_failed"], 1);
-        sample_rows::keep(
-            "sharded-watch-with-a-failed-shard",
-            &fake.state().datasets[DATASET],
-        );
-        let failed = &summary["shards"][broken - 1];
-        assert_eq!(failed["status"], "failed");
-        let error = failed["error"].as_str().unwrap();
-        assert!(error.contains("exit code 3"), "{failed}");
-        assert!(
-            error.contains("Run failed: the ledger record"),
-            "the shard's own reason: {failed}"
-        );
-        let message = &fake.state().status_messages.last().unwrap().0.clone();
-        assert!(message.contains(&broken_key.1), "{message}");
+            // --- a shard whose run fails is named; the others' rows stand.
+            let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
+            let broken = *busy.iter().next().unwrap();
+            let broken_key = (
+                ledger_store.clone(),
+                format!("fleet-shard-{broken}-of-{SHARDS}"),
+            );
+            let intact = fake.state().records[&broken_key].clone();
+            fake.state().records.insert(
+                broken_key.clone(),
+                (b"{ not a ledger".to_vec(), "application/json".into()),
+            );
+            reset_dataset(&fake);
+            let output = run_coordinator(&fake).await;
+            assert_exit(&fake, &output, 3);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains(&broken_key.1),
+                "the failed shard is named:\n{stderr}"
+            );
+            let (servers, summary) = coordinator_rows(&fake);
+            let broken_count = urls.iter().filter(|u| shard_of_url(u) == broken).count();
+            assert_eq!(servers.len(), SERVERS - broken_count);
+            assert_eq!(summary["shards_failed"], 1);
+            sample_rows::keep(
+                "sharded-watch-with-a-failed-shard",
+                &fake.state().datasets[DATASET],
+            );
+            let failed = &summary["shards"][broken - 1];
+            assert_eq!(failed["status"], "failed");
+            let error = failed["error"].as_str().unwrap();
+            assert!(error.contains("exit code 3"), "{failed}");
+            assert!(
+                error.contains("Run failed: the ledger record"),
+                "the shard's own reason: {failed}"
+            );
+            let message = &fake.state().status_messages.last().unwrap().0.clone();
+            assert!(message.contains(&broken_key.1), "{message}");
 
-        // --- running again re-runs only the failed shard.
-        fake.state().records.insert(broken_key.clone(), intact);
-        reset_dataset(&fake);
-        mcp.reset_counts();
-        let before = start_requests(&fake).len();
-        let output = run_coordinator(&fake).await;
-        assert_exit(&fake, &output, 0);
-        let starts = start_requests(&fake);
-        assert_eq!(starts.len(), before + 1, "one run: the failed shard's");
-        let last = starts.last().unwrap().json();
-        assert_eq!(last["ledger_name"], broken_key.1.as_str());
-        for (url, path) in urls.iter().zip(&paths) {
-            let expected_contacted = shard_of_url(url) == broken;
-            assert_eq!(mcp.requests(path) > 0, expected_contacted, "{url}");
-        }
-        let (servers, summary) = coordinator_rows(&fake);
-        assert_eq!(servers.len(), broken_count);
-        assert_eq!(summary["servers_requested"], SERVERS);
-        assert_eq!(summary["shards_failed"], 0);
-        let reused = summary["shards"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|o| o["status"] == "reused")
-            .count();
-        assert_eq!(reused, busy.len() - 1);
-        assert_eq!(fake.state().run["id"], RUN_ID);
-    });
+            // --- running again re-runs only the failed shard.
+            fake.state().records.insert(broken_key.clone(), intact);
+            reset_dataset(&fake);
+            mcp.reset_counts();
+            let before = start_requests(&fake).len();
+            let output = run_coordinator(&fake).await;
+            assert_exit(&fake, &output, 0);
+            let starts = start_requests(&fake);
+            assert_eq!(starts.len(), before + 1, "one run: the failed shard's");
+            let last = starts.last().unwrap().json();
+            assert_eq!(last["ledger_name"], broken_key.1.as_str());
+            for (url, path) in urls.iter().zip(&paths) {
+                let expected_contacted = shard_of_url(url) == broken;
+                assert_eq!(mcp.requests(path) > 0, expected_contacted, "{url}");
+            }
+            let (servers, summary) = coordinator_rows(&fake);
+            assert_eq!(servers.len(), broken_count);
+            assert_eq!(summary["servers_requested"], SERVERS);
+            assert_eq!(summary["shards_failed"], 0);
+            let reused = summary["shards"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|o| o["status"] == "reused")
+                .count();
+            assert_eq!(reused, busy.len() - 1);
+            assert_eq!(fake.state().run["id"], RUN_ID);
+        },
+    );
 }
 
 #[test]
 fn platform_coordinator_stops_waiting_before_its_own_timeout() {
-    if let Place::Done = run_inside("platform_coordinator_stops_waiting_before_its_own_timeout") {
-        return;
-    }
-    runtime().block_on(async {
-        let fake = FakeApify::start().await;
-        fake.with_actor(BINARY, pricing_env());
-        let mcp = CountingMcp::start(PUBLIC_IP).await;
-        // The server answers after 4 s, so its shard's run is still going when the
-        // coordinator, whose platform timeout is 62 s away, stops waiting after 2 s.
-        let slow = surface("slow", "1", vec![tool("wait", "Waits")]);
-        mcp.serve_after("/slow", slow, std::time::Duration::from_secs(4));
-        let input = json!({"servers": [mcp.url("/slow")], "ledger_name": "late", "shards": 2});
-        fake.state().records.insert(
-            (DEFAULT_STORE.to_string(), "INPUT".to_string()),
-            (
-                serde_json::to_vec(&input).unwrap(),
-                "application/json".to_string(),
-            ),
-        );
-        let timeout_at = chrono::Utc::now() + chrono::Duration::seconds(62);
-        let extra = vec![("ACTOR_TIMEOUT_AT".to_string(), timeout_at.to_rfc3339())];
-        let started = std::time::Instant::now();
-        let output = run_coordinator_with(&fake, extra).await;
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(4),
-            "it did not wait"
-        );
-        assert_exit(&fake, &output, 3);
-        let (servers, summary) = coordinator_rows(&fake);
-        assert!(servers.is_empty());
-        assert_eq!(summary["shards_failed"], 1);
-        let shard = shard_of(&json!(mcp.url("/slow")), 2);
-        let late = &summary["shards"][shard - 1];
-        assert_eq!(late["status"], "failed");
-        let error = late["error"].as_str().unwrap();
-        assert!(error.contains("still RUNNING"), "{error}");
-        assert!(
-            late["run_id"].as_str().unwrap().starts_with("run-"),
-            "{late}"
-        );
-    });
+    in_namespace(
+        "platform_coordinator_stops_waiting_before_its_own_timeout",
+        async {
+            let fake = FakeApify::start().await;
+            fake.with_actor(BINARY, pricing_env());
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            // The server answers after 4 s, so its shard's run is still going when the
+            // coordinator, whose platform timeout is 62 s away, stops waiting after 2 s.
+            let slow = surface("slow", "1", vec![tool("wait", "Waits")]);
+            mcp.serve_after("/slow", slow, std::time::Duration::from_secs(4));
+            let input = json!({"servers": [mcp.url("/slow")], "ledger_name": "late", "shards": 2});
+            fake.state().records.insert(
+                (DEFAULT_STORE.to_string(), "INPUT".to_string()),
+                (
+                    serde_json::to_vec(&input).unwrap(),
+                    "application/json".to_string(),
+                ),
+            );
+            let timeout_at = chrono::Utc::now() + chrono::Duration::seconds(62);
+            let extra = vec![("ACTOR_TIMEOUT_AT".to_string(), timeout_at.to_rfc3339())];
+            let started = std::time::Instant::now();
+            let output = run_coordinator_with(&fake, extra).await;
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(4),
+                "it did not wait"
+            );
+            assert_exit(&fake, &output, 3);
+            let (servers, summary) = coordinator_rows(&fake);
+            assert!(servers.is_empty());
+            assert_eq!(summary["shards_failed"], 1);
+            let shard = shard_of(&json!(mcp.url("/slow")), 2);
+            let late = &summary["shards"][shard - 1];
+            assert_eq!(late["status"], "failed");
+            let error = late["error"].as_str().unwrap();
+            assert!(error.contains("still RUNNING"), "{error}");
+            assert!(
+                late["run_id"].as_str().unwrap().starts_with("run-"),
+                "{late}"
+            );
+        },
+    );
 }

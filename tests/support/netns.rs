@@ -9,6 +9,7 @@
 //! Include with `#[path = "support/netns.rs"] mod netns;`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::future::Future;
 use std::process::{Command, Stdio};
 
 /// The public unicast address the namespace's `lo` carries.
@@ -57,6 +58,19 @@ pub fn run_inside(name: &str) -> Place {
         "the child did not run {name}:\n{stdout}"
     );
     Place::Done
+}
+
+/// Runs the async test `body` inside a network namespace of its own (see [`run_inside`]) on a
+/// two-thread runtime; `name` is the test's full libtest name.
+pub fn in_namespace(name: &str, body: impl Future<Output = ()>) {
+    if let Place::Inside = run_inside(name) {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime")
+            .block_on(body);
+    }
 }
 
 fn can_unshare() -> bool {
