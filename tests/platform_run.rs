@@ -19,13 +19,13 @@ mod pricing;
 #[path = "support/sample_rows.rs"]
 mod sample_rows;
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use axum::http::Method;
 use counting_mcp::{CountingMcp, surface, tool};
 use netns::{PUBLIC_IP, in_namespace};
-use platform_fake::{DATASET, DEFAULT_STORE, FakeApify, RUN_ID};
+use platform_fake::{DATASET, DEFAULT_STORE, FakeApify, RUN_ID, run_at_home};
 use serde_json::{Value, json};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
@@ -48,30 +48,6 @@ fn platform_env(fake: &FakeApify, env_pricing: bool) -> Vec<(String, String)> {
         vars.push(("APIFY_CHARGED_ACTOR_EVENT_COUNTS".into(), "{}".into()));
     }
     vars
-}
-
-/// Runs the binary to the end with `vars`, in an empty working directory, without inheriting
-/// any variable that could change its behaviour.
-async fn run_binary(vars: Vec<(String, String)>, extra: &[&str]) -> Output {
-    let cwd = tempfile::tempdir().unwrap();
-    let mut command = Command::new(BINARY);
-    command
-        .args(extra)
-        .current_dir(cwd.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("RUST_LOG", "info")
-        .envs(vars)
-        .stdin(Stdio::null());
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
-    let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
-    assert!(
-        left.is_empty(),
-        "a platform run wrote local files: {left:?}"
-    );
-    output
 }
 
 #[track_caller]
@@ -252,7 +228,7 @@ fn platform_run_reads_input_writes_rows_and_ledger_and_charges_every_event() {
             );
 
             // First run: every readable server gets a baseline.
-            let output = run_binary(platform_env(&fake, true), &[]).await;
+            let output = run_at_home(BINARY, platform_env(&fake, true)).await;
             assert_exit(&output, 0);
             let requests = fake.state().requests.clone();
             let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
@@ -314,7 +290,7 @@ fn platform_run_reads_input_writes_rows_and_ledger_and_charges_every_event() {
             let from_request = fake.state().requests.len();
             let from_charge = fake.state().charges.len();
             let from_message = fake.state().status_messages.len();
-            let output = run_binary(platform_env(&fake, true), &[]).await;
+            let output = run_at_home(BINARY, platform_env(&fake, true)).await;
             assert_exit(&output, 0);
             let requests = fake.state().requests[from_request..].to_vec();
             let rows = assert_run_order(&requests, &ledger_store);
@@ -390,7 +366,7 @@ fn platform_run_charge_retried_after_429_and_500_is_charged_once() {
                 "oops",
             );
 
-            let output = run_binary(platform_env(&fake, false), &[]).await;
+            let output = run_at_home(BINARY, platform_env(&fake, false)).await;
             assert_exit(&output, 0);
 
             let requests = fake.state().requests.clone();
@@ -463,7 +439,7 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
                     "concurrency": 1,
                 }),
             );
-            assert_exit(&run_binary(platform_env(&fake, true), &[]).await, 0);
+            assert_exit(&run_at_home(BINARY, platform_env(&fake, true)).await, 0);
 
             // Every big schema changes (three rows of about 80 kB, more than one push of the
             // lowered limit can carry), and every run reports progress after its first server.
@@ -477,7 +453,7 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
             let from_message = fake.state().status_messages.len();
             let mut vars = platform_env(&fake, true);
             vars.push(("LEDGER_API_MAX_PUSH_BYTES".into(), PUSH_LIMIT.to_string()));
-            assert_exit(&run_binary(vars, &[]).await, 0);
+            assert_exit(&run_at_home(BINARY, vars).await, 0);
 
             let requests = fake.state().requests[from_request..].to_vec();
             let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
@@ -551,7 +527,7 @@ fn a_credential_never_reaches_the_apify_api() {
                 ],
             }),
         );
-        let output = run_binary(platform_env(&fake, true), &[]).await;
+        let output = run_at_home(BINARY, platform_env(&fake, true)).await;
         assert_exit(&output, 0);
         let requests = fake.state().requests.clone();
         let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
@@ -615,7 +591,7 @@ fn an_input_encrypted_by_apify_is_decrypted_at_home() {
             apify_secrets::PASSPHRASE_VAR.into(),
             "not-the-passphrase".into(),
         ));
-        let output = run_binary(vars, &[]).await;
+        let output = run_at_home(BINARY, vars).await;
         assert_exit(&output, 2);
         assert!(String::from_utf8_lossy(&output.stderr).contains("server_credentials"));
         assert!(
@@ -635,7 +611,7 @@ fn an_input_encrypted_by_apify_is_decrypted_at_home() {
             apify_secrets::PASSPHRASE_VAR.into(),
             sealed.passphrase.clone(),
         ));
-        let output = run_binary(vars, &[]).await;
+        let output = run_at_home(BINARY, vars).await;
         assert_exit(&output, 0);
         let requests = fake.state().requests[from..].to_vec();
         let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();

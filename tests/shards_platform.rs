@@ -18,13 +18,13 @@ mod pricing;
 mod sample_rows;
 
 use std::collections::BTreeSet;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use axum::http::Method;
 use counting_mcp::{CountingMcp, surface, tool};
 use mcp_surface_ledger::shard::plan::shard_of;
 use netns::{PUBLIC_IP, in_namespace};
-use platform_fake::{DATASET, DEFAULT_STORE, FakeApify, RUN_ID};
+use platform_fake::{DATASET, DEFAULT_STORE, FakeApify, RUN_ID, run_at_home};
 use serde_json::{Value, json};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
@@ -55,18 +55,7 @@ async fn run_coordinator_with(fake: &FakeApify, extra: Vec<(String, String)>) ->
     vars.push(("ACTOR_ID".into(), ACTOR.into()));
     vars.push(("ACTOR_BUILD_NUMBER".into(), "0.1.7".into()));
     vars.push(("ACTOR_MAX_TOTAL_CHARGE_USD".into(), "1".into()));
-    let cwd = tempfile::tempdir().unwrap();
-    let mut command = Command::new(BINARY);
-    command
-        .current_dir(cwd.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("RUST_LOG", "info")
-        .envs(vars)
-        .stdin(Stdio::null());
-    tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap()
+    run_at_home(BINARY, vars).await
 }
 
 #[track_caller]

@@ -527,3 +527,27 @@ async fn handle(
         _ => error(404, "page-not-found", "This page was not found"),
     }
 }
+
+/// Runs the Actor's `binary` to the end as a platform run would start: in an empty working
+/// directory, with only `vars` (and `PATH`) in its environment. Panics if the run left any
+/// local file behind, since a run at home keeps everything on the platform.
+pub async fn run_at_home(binary: &str, vars: Vec<(String, String)>) -> std::process::Output {
+    let cwd = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(binary);
+    command
+        .current_dir(cwd.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "info")
+        .envs(vars)
+        .stdin(std::process::Stdio::null());
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "a platform run wrote local files: {left:?}"
+    );
+    output
+}
