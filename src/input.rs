@@ -882,7 +882,7 @@ mod tests {
             (
                 json!([{"origin": "https://a.example", "header": "Host", "value": secret}]),
                 "server_credentials[0]",
-                "cannot carry",
+                "credential for https://a.example: header \"Host\" cannot carry",
             ),
             (
                 json!([{"origin": "https://a.example", "header": "Connection", "value": secret}]),

@@ -50,16 +50,33 @@ pub enum CredentialError {
     )]
     BadOrigin(String),
     /// The header name is not a valid HTTP token.
-    #[error("header {0:?} is not a valid HTTP header name")]
-    BadHeaderName(String),
+    #[error("credential for {origin}: header {header:?} is not a valid HTTP header name")]
+    BadHeaderName {
+        /// The credential's origin, as `scheme://host[:port]`.
+        origin: String,
+        /// The header name as given.
+        header: String,
+    },
     /// The header name is reserved for HTTP or the MCP transport.
     #[error(
-        "header {0:?} cannot carry a credential (Host, Cookie, Mcp-*, hop-by-hop and content headers are refused); use Authorization or a custom header such as X-Api-Key"
+        "credential for {origin}: header {header:?} cannot carry a credential (Host, Cookie, Mcp-*, hop-by-hop and content headers are refused); use Authorization or a custom header such as X-Api-Key"
     )]
-    RefusedHeader(String),
+    RefusedHeader {
+        /// The credential's origin, as `scheme://host[:port]`.
+        origin: String,
+        /// The header name as given.
+        header: String,
+    },
     /// The value is empty or contains characters a header cannot carry.
-    #[error("the value of header {0:?} must be non-empty printable text without line breaks")]
-    BadValue(String),
+    #[error(
+        "credential for {origin}: the value of header {header:?} must be non-empty printable text without line breaks"
+    )]
+    BadValue {
+        /// The credential's origin, as `scheme://host[:port]`.
+        origin: String,
+        /// The header name (lower case).
+        header: String,
+    },
 }
 
 /// One secret header bound to one origin.
@@ -75,11 +92,14 @@ impl Credential {
     /// Checks an entry of `server_credentials` and builds the credential.
     pub fn new(origin: &str, header: &str, value: &str) -> Result<Self, CredentialError> {
         let (origin, origin_text) = parse_origin(origin)?;
-        let name = header_name(header)?;
+        let name = header_name(&origin_text, header)?;
         let mut value = HeaderValue::from_str(value)
             .ok()
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| CredentialError::BadValue(name.to_string()))?;
+            .ok_or_else(|| CredentialError::BadValue {
+                origin: origin_text.clone(),
+                header: name.to_string(),
+            })?;
         value.set_sensitive(true);
         Ok(Credential {
             origin,
@@ -138,12 +158,20 @@ fn parse_origin(text: &str) -> Result<(Origin, String), CredentialError> {
     Ok((origin, origin_text))
 }
 
-fn header_name(text: &str) -> Result<HeaderName, CredentialError> {
-    let name = HeaderName::from_bytes(text.trim().as_bytes())
-        .map_err(|_| CredentialError::BadHeaderName(text.to_string()))?;
+/// Checks a header name for a credential of `origin` (named in the error).
+fn header_name(origin: &str, text: &str) -> Result<HeaderName, CredentialError> {
+    let name = HeaderName::from_bytes(text.trim().as_bytes()).map_err(|_| {
+        CredentialError::BadHeaderName {
+            origin: origin.to_string(),
+            header: text.to_string(),
+        }
+    })?;
     let lower = name.as_str();
     if REFUSED_NAMES.contains(&lower) || lower.starts_with("mcp-") || lower.starts_with("sec-") {
-        return Err(CredentialError::RefusedHeader(text.to_string()));
+        return Err(CredentialError::RefusedHeader {
+            origin: origin.to_string(),
+            header: text.to_string(),
+        });
     }
     Ok(name)
 }
@@ -229,6 +257,15 @@ mod tests {
             let text = error.to_string();
             assert!(text.contains(expected), "{origin} {header}: {text}");
             assert!(!text.contains("s3cr3t"), "the value leaked: {text}");
+            if !matches!(error, CredentialError::BadOrigin(_)) {
+                assert!(
+                    text.contains("https://a.example")
+                        && text
+                            .to_lowercase()
+                            .contains(&format!("{:?}", header.to_lowercase())),
+                    "the error must name the origin and the header: {text}"
+                );
+            }
         }
         for header in ["Authorization", "X-Api-Key", "Api-Token", "PRIVATE-TOKEN"] {
             assert!(
