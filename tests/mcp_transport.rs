@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use mcp_surface_ledger::mcp::{Era, Observation, ProbeOptions, probe};
 use mcp_surface_ledger::reason::ReasonCode;
-use support::transport_faults::{self, LEGACY_PADDING};
+use support::transport_faults::{
+    self, Carrier, FaultServer, HUGE_MESSAGE_BYTES, LEGACY_PADDING, Limit,
+};
 
 fn names(observation: &Observation) -> Vec<&str> {
     observation
@@ -76,7 +78,7 @@ async fn the_legacy_byte_cap_applies_per_message_not_per_stream() {
     // more than the cap in total.
     let cap = (LEGACY_PADDING * 2) as u64 + 1_000;
     let client = support::client_with(Duration::from_secs(20), cap);
-    let server = transport_faults::legacy(false);
+    let server = transport_faults::legacy(None);
     let observation = probe(&client, &server.url, &ProbeOptions::default())
         .await
         .unwrap_or_else(|failure| panic!("probe failed: {failure:?}"));
@@ -89,10 +91,64 @@ async fn the_legacy_byte_cap_applies_per_message_not_per_stream() {
     );
 
     // One message over the cap still fails as too large.
-    let server = transport_faults::legacy(true);
+    let server = transport_faults::legacy(Some(Limit::Huge));
     let failure = probe(&client, &server.url, &ProbeOptions::default())
         .await
         .expect_err("the tools/list message exceeds the cap");
-    let text = format!("{:?}", failure.error);
-    assert!(text.contains("TooLarge"), "{text}");
+    assert_eq!(
+        failure.error.reason_code(),
+        ReasonCode::ResponseTooLarge,
+        "{:?}",
+        failure.error
+    );
+}
+
+/// The limits keep the reason code they have on plain Streamable HTTP, whatever the transport:
+/// the operator must learn which limit to raise, not which transport carried the answer.
+#[tokio::test]
+async fn every_transport_reports_a_limit_by_its_own_reason_code() {
+    // Over every normal message (the legacy ones are padded to LEGACY_PADDING), under a huge one.
+    let cap = (LEGACY_PADDING * 5) as u64;
+    assert!(cap < (10 * LEGACY_PADDING) as u64 && cap < HUGE_MESSAGE_BYTES as u64);
+    let timeout = Duration::from_millis(800);
+    let carriers = [
+        Carrier::Stateless,
+        Carrier::ClassicJson,
+        Carrier::ClassicSse,
+        Carrier::Resumed,
+    ];
+    let mut cases: Vec<(String, FaultServer, Limit)> = Vec::new();
+    for carrier in carriers {
+        for limit in [Limit::Huge, Limit::Stall] {
+            let server = transport_faults::limits(carrier, limit);
+            cases.push((format!("{carrier:?}"), server, limit));
+        }
+    }
+    for limit in [Limit::Huge, Limit::Stall] {
+        cases.push((
+            String::from("LegacySse"),
+            transport_faults::legacy(Some(limit)),
+            limit,
+        ));
+    }
+    for (carrier, server, limit) in cases {
+        let client = support::client_with(timeout, cap);
+        let failure = match probe(&client, &server.url, &ProbeOptions::default()).await {
+            Ok(observation) => panic!(
+                "{carrier} {limit:?}: the limit was not hit ({} tools read)",
+                observation.tools.len()
+            ),
+            Err(failure) => failure,
+        };
+        let expected = match limit {
+            Limit::Huge => ReasonCode::ResponseTooLarge,
+            Limit::Stall => ReasonCode::Timeout,
+        };
+        assert_eq!(
+            failure.error.reason_code(),
+            expected,
+            "{carrier} {limit:?}: {}",
+            failure.error
+        );
+    }
 }

@@ -283,7 +283,12 @@ fn copy_into(dest: &Path, relative: &str) {
 
 /// The dependency layer works: with only the files the builder copies before `cargo fetch`,
 /// cargo can read the manifest (a declared bench or binary whose file is missing would fail the
-/// image build at that step). Runs `cargo fetch --locked --offline` on those files alone.
+/// image build at that step), and `Cargo.lock` is among them (the fetch is `--locked`).
+///
+/// The check must not lean on this machine's cargo cache: it runs cargo with an empty
+/// `CARGO_HOME` on a copy of the manifest without its dependency tables, so the only thing cargo
+/// can stumble on is a target whose file the layer lacks. A control run on the same layer minus
+/// the declared targets' folders shows the check can fail.
 #[test]
 fn the_dependency_layer_has_every_file_cargo_needs() {
     let instructions = parse_dockerfile(&read("Dockerfile"));
@@ -292,23 +297,77 @@ fn the_dependency_layer_has_every_file_cargo_needs() {
         .iter()
         .position(|i| i.keyword == "RUN" && i.args.starts_with("cargo fetch"))
         .expect("the builder fetches dependencies in their own layer");
+    let sources: Vec<&str> = builder[..fetch_at]
+        .iter()
+        .filter(|i| i.keyword == "COPY")
+        .flat_map(|copy| {
+            let mut parts: Vec<&str> = copy.args.split_whitespace().collect();
+            parts.pop(); // the destination, relative to WORKDIR
+            parts
+        })
+        .collect();
+    assert!(
+        sources.contains(&"Cargo.lock"),
+        "the fetch layer must copy Cargo.lock: {sources:?}"
+    );
+
     let layer = tempfile::tempdir().unwrap();
-    for copy in builder[..fetch_at].iter().filter(|i| i.keyword == "COPY") {
-        let mut parts: Vec<&str> = copy.args.split_whitespace().collect();
-        parts.pop(); // the destination, relative to WORKDIR
-        for source in parts {
-            copy_into(layer.path(), source);
-        }
+    for source in &sources {
+        copy_into(layer.path(), source);
     }
+    if let Err(stderr) = read_manifest_targets(layer.path()) {
+        panic!("cargo cannot read the manifest with the layer's files alone:\n{stderr}");
+    }
+
+    let control = tempfile::tempdir().unwrap();
+    for source in sources
+        .iter()
+        .filter(|s| ["Cargo.toml", "Cargo.lock"].contains(s))
+    {
+        copy_into(control.path(), source);
+    }
+    let stderr = read_manifest_targets(control.path())
+        .expect_err("without the target folders the same check must fail");
+    assert!(stderr.contains("can't find"), "{stderr}");
+}
+
+/// Runs `cargo fetch --offline` in `dir` on its manifest stripped of dependency tables, with an
+/// empty `CARGO_HOME`: it succeeds exactly when every declared target's file is present.
+fn read_manifest_targets(dir: &Path) -> Result<(), String> {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), without_dependency_tables(&manifest)).unwrap();
+    let _ = std::fs::remove_file(dir.join("Cargo.lock"));
+    let home = tempfile::tempdir().unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = std::process::Command::new(cargo)
-        .args(["fetch", "--locked", "--offline"])
-        .current_dir(layer.path())
+        .args(["fetch", "--offline"])
+        .current_dir(dir)
+        .env("CARGO_HOME", home.path())
+        .env_remove("CARGO_TARGET_DIR")
         .output()
         .expect("run cargo fetch");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).into_owned())
+    }
+}
+
+/// The manifest without `[dependencies]`, `[dev-dependencies]`, `[build-dependencies]` and
+/// `[target.…]` tables: what is left declares the package and its targets only.
+fn without_dependency_tables(manifest: &str) -> String {
+    let mut skipping = false;
+    let mut kept = String::new();
+    for line in manifest.lines() {
+        let header = line.trim();
+        if header.starts_with('[') {
+            let name = header.trim_matches(|c| c == '[' || c == ']');
+            skipping = name.ends_with("dependencies") || name.starts_with("target.");
+        }
+        if !skipping {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept
 }

@@ -60,17 +60,28 @@ impl ProbeError {
             ProbeError::Rpc { .. } => ReasonCode::RpcError,
             ProbeError::NotJson(_) => ReasonCode::NotJson,
             ProbeError::TransportUnsupported(_) => ReasonCode::TransportUnsupported,
-            ProbeError::ToolsList(inner) => match inner.as_ref() {
-                // Limits keep their own code: the operator needs to know which limit to raise.
-                ProbeError::Net(NetError::Timeout(_)) => ReasonCode::Timeout,
-                ProbeError::Net(NetError::TooLarge { .. }) => ReasonCode::ResponseTooLarge,
-                ProbeError::AuthRequired { .. } => ReasonCode::AuthRequired,
-                _ => ReasonCode::ToolsListFailed,
-            },
-            ProbeError::LegacySse(inner) => match inner.auth_refusal() {
-                Some(_) => ReasonCode::AuthRequired,
-                None => ReasonCode::TransportLegacySse,
-            },
+            // Limits keep their own code on every transport: the operator needs to know which
+            // limit to raise, not which transport carried the answer.
+            ProbeError::ToolsList(inner) | ProbeError::LegacySse(inner) => {
+                match (inner.limit_code(), inner.auth_refusal()) {
+                    (Some(limit), _) => limit,
+                    (None, Some(_)) => ReasonCode::AuthRequired,
+                    (None, None) if matches!(self, ProbeError::LegacySse(_)) => {
+                        ReasonCode::TransportLegacySse
+                    }
+                    (None, None) => ReasonCode::ToolsListFailed,
+                }
+            }
+        }
+    }
+
+    /// The code of a size or time limit behind this error, wherever it sits.
+    fn limit_code(&self) -> Option<ReasonCode> {
+        match self {
+            ProbeError::Net(NetError::Timeout(_)) => Some(ReasonCode::Timeout),
+            ProbeError::Net(NetError::TooLarge { .. }) => Some(ReasonCode::ResponseTooLarge),
+            ProbeError::ToolsList(inner) | ProbeError::LegacySse(inner) => inner.limit_code(),
+            _ => None,
         }
     }
 
@@ -189,6 +200,16 @@ mod tests {
                 ProbeError::LegacySse(Box::new(ProbeError::Net(NetError::Timeout(
                     Duration::from_secs(1),
                 )))),
+                ReasonCode::Timeout,
+            ),
+            (
+                ProbeError::LegacySse(Box::new(ProbeError::ToolsList(Box::new(
+                    ProbeError::Net(NetError::TooLarge { limit: 10 }),
+                )))),
+                ReasonCode::ResponseTooLarge,
+            ),
+            (
+                ProbeError::LegacySse(Box::new(ProbeError::NotJson("x".into()))),
                 ReasonCode::TransportLegacySse,
             ),
             (

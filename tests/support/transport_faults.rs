@@ -225,10 +225,11 @@ pub const LEGACY_PADDING: usize = 3_000;
 
 /// A 2024-11-05 HTTP+SSE server: `GET /sse` announces `/messages`, and every answer arrives on
 /// the stream padded to about [`LEGACY_PADDING`] bytes, after two filler notifications of the
-/// same size. With `huge_tools`, the `tools/list` answer alone is ten times that.
-pub fn legacy(huge_tools: bool) -> FaultServer {
+/// same size. With [`Limit::Huge`], the `tools/list` answer alone is ten times that; with
+/// [`Limit::Stall`], it never comes.
+pub fn legacy(fault: Option<Limit>) -> FaultServer {
     let handler =
-        move |state: State<Arc<Mutex<Seen>>>, body: String| legacy_post(state, body, huge_tools);
+        move |state: State<Arc<Mutex<Seen>>>, body: String| legacy_post(state, body, fault);
     start(
         Router::new()
             .route("/sse", get(legacy_get))
@@ -256,7 +257,11 @@ async fn legacy_get(State(seen): State<Arc<Mutex<Seen>>>) -> Response {
         .into_response()
 }
 
-async fn legacy_post(State(seen): State<Arc<Mutex<Seen>>>, body: String, huge: bool) -> Response {
+async fn legacy_post(
+    State(seen): State<Arc<Mutex<Seen>>>,
+    body: String,
+    fault: Option<Limit>,
+) -> Response {
     let (id, method) = parse(&body);
     let mut seen = seen.lock().unwrap();
     let Some(stream) = seen.legacy_stream.clone() else {
@@ -276,8 +281,11 @@ async fn legacy_post(State(seen): State<Arc<Mutex<Seen>>>, body: String, huge: b
         }
         "tools/list" => {
             seen.tools_lists += 1;
+            if fault == Some(Limit::Stall) {
+                return StatusCode::ACCEPTED.into_response();
+            }
             let mut result = tools_result();
-            let size = if huge {
+            let size = if fault == Some(Limit::Huge) {
                 10 * LEGACY_PADDING
             } else {
                 LEGACY_PADDING
@@ -293,4 +301,160 @@ async fn legacy_post(State(seen): State<Arc<Mutex<Seen>>>, body: String, huge: b
     }
     let _ = stream.send(format!("event: message\ndata: {}\n\n", answer(&id, result)));
     StatusCode::ACCEPTED.into_response()
+}
+
+// ------------------------------------------------------------------ limits on every transport
+
+/// The limit a `tools/list` answer runs into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// One message of [`HUGE_MESSAGE_BYTES`].
+    Huge,
+    /// The answer never comes (the stream or request stays open).
+    Stall,
+}
+
+/// The size of a [`Limit::Huge`] message: over any cap the limit tests set.
+pub const HUGE_MESSAGE_BYTES: usize = 300_000;
+
+/// How a [`limits`] server carries its `tools/list` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    /// 2026-07-28: `server/discover` works, `tools/list` answers with JSON.
+    Stateless,
+    /// 2025-11-25 handshake, `tools/list` answers with JSON.
+    ClassicJson,
+    /// 2025-11-25 handshake, `tools/list` answers with an SSE stream.
+    ClassicSse,
+    /// 2025-11-25 handshake, the `tools/list` stream closes after a priming event and the answer
+    /// comes on the GET reconnect with `Last-Event-ID` (SEP-1699 resumption).
+    Resumed,
+}
+
+/// A server whose handshake works and whose `tools/list` answer, carried as `carrier` says,
+/// runs into `limit`.
+pub fn limits(carrier: Carrier, limit: Limit) -> FaultServer {
+    let post_handler = move |state: State<Arc<Mutex<Seen>>>, body: String| {
+        limits_post(state, body, carrier, limit)
+    };
+    let get_handler = move |state: State<Arc<Mutex<Seen>>>| limits_get(state, limit);
+    start(
+        Router::new().route(
+            "/mcp",
+            post(post_handler)
+                .get(get_handler)
+                .delete(|| async { StatusCode::OK }),
+        ),
+        "/mcp",
+    )
+}
+
+async fn limits_post(
+    State(seen): State<Arc<Mutex<Seen>>>,
+    body: String,
+    carrier: Carrier,
+    limit: Limit,
+) -> Response {
+    let (id, method) = parse(&body);
+    let Some(id) = id else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    match (method.as_str(), carrier) {
+        ("server/discover", Carrier::Stateless) => json_reply(
+            answer(
+                &id,
+                json!({
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                    "resultType": "complete",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "limits", "version": "1"}},
+                }),
+            ),
+            None,
+        ),
+        ("server/discover", _) => (
+            StatusCode::BAD_REQUEST,
+            json_reply(
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}}).to_string(),
+                None,
+            ),
+        )
+            .into_response(),
+        ("initialize", _) => {
+            seen.lock().unwrap().initializes += 1;
+            json_reply(answer(&id, initialize_result("limits")), Some("limits-1"))
+        }
+        ("tools/list", Carrier::Stateless | Carrier::ClassicJson) => {
+            seen.lock().unwrap().tools_lists += 1;
+            faulty_body(&id, limit, "application/json", |message| message)
+        }
+        ("tools/list", Carrier::ClassicSse) => {
+            seen.lock().unwrap().tools_lists += 1;
+            faulty_body(&id, limit, "text/event-stream", sse_event)
+        }
+        ("tools/list", Carrier::Resumed) => {
+            let mut seen = seen.lock().unwrap();
+            seen.tools_lists += 1;
+            seen.pending = Some(id);
+            (
+                [(header::CONTENT_TYPE, "text/event-stream")],
+                "id: ev-1\nretry: 100\ndata: \n\n",
+            )
+                .into_response()
+        }
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// The GET reconnect of a [`Carrier::Resumed`] server: the pending answer, run into `limit`.
+async fn limits_get(State(seen): State<Arc<Mutex<Seen>>>, limit: Limit) -> Response {
+    let pending = {
+        let mut seen = seen.lock().unwrap();
+        seen.last_event_ids.push(String::from("reconnect"));
+        seen.pending.take()
+    };
+    match pending {
+        Some(id) => faulty_body(&id, limit, "text/event-stream", sse_event),
+        None => StatusCode::METHOD_NOT_ALLOWED.into_response(),
+    }
+}
+
+/// One SSE `message` event carrying `message`.
+fn sse_event(message: String) -> String {
+    format!("event: message\nid: ev-2\ndata: {message}\n\n")
+}
+
+/// A streamed body of `content_type` whose `tools/list` answer (framed by `frame`) is one huge
+/// message, or never comes after a first harmless chunk.
+fn faulty_body(
+    id: &Value,
+    limit: Limit,
+    content_type: &'static str,
+    frame: fn(String) -> String,
+) -> Response {
+    let first = match content_type {
+        "text/event-stream" => String::from(": waiting\n\n"),
+        _ => String::from(" "),
+    };
+    let stream: futures::stream::BoxStream<'static, Result<String, std::io::Error>> = match limit {
+        Limit::Huge => {
+            let mut result = tools_result();
+            result["tools"][0]["description"] = json!("z".repeat(HUGE_MESSAGE_BYTES));
+            let message = frame(answer(id, result));
+            let chunks: Vec<Result<String, std::io::Error>> = message
+                .as_bytes()
+                .chunks(16 * 1024)
+                .map(|c| Ok(String::from_utf8_lossy(c).into_owned()))
+                .collect();
+            futures::stream::iter(chunks).boxed()
+        }
+        Limit::Stall => futures::stream::once(async move { Ok(first) })
+            .chain(futures::stream::pending())
+            .boxed(),
+    };
+    (
+        [(header::CONTENT_TYPE, content_type)],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
 }
