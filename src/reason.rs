@@ -44,6 +44,9 @@ pub enum ReasonCode {
     BudgetExhausted,
     /// The server refused the credential given for its origin (401 or 403 with it).
     AuthRejected,
+    /// A redirect took the read of an authenticated view to another origin, where its
+    /// credential is never sent; nothing was stored for either view.
+    CredentialDropped,
     /// The MCP Registry lists this remote as a URL template with `{placeholders}`; it was not
     /// guessed or contacted.
     TemplatedUrl,
@@ -70,6 +73,7 @@ impl ReasonCode {
             ReasonCode::RunDeadline => "RUN_DEADLINE",
             ReasonCode::BudgetExhausted => "BUDGET_EXHAUSTED",
             ReasonCode::AuthRejected => "AUTH_REJECTED",
+            ReasonCode::CredentialDropped => "CREDENTIAL_DROPPED",
             ReasonCode::TemplatedUrl => "TEMPLATED_URL",
         }
     }
@@ -95,6 +99,7 @@ mod tests {
             ReasonCode::RunDeadline,
             ReasonCode::BudgetExhausted,
             ReasonCode::AuthRejected,
+            ReasonCode::CredentialDropped,
             ReasonCode::TemplatedUrl,
         ] {
             let json = serde_json::to_value(code).unwrap();

@@ -20,6 +20,7 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
+use url::Url;
 
 use crate::diff::{self, AuthState, Change};
 use crate::input::{Input, InputError};
@@ -858,6 +859,9 @@ async fn record_outcome(
         row.first_seen = Some(entry.first_seen);
         row.last_changed = entry.last_changed;
     }
+    if let Some(landed) = landed_without_credential(&outcome) {
+        return Ok(unavailable_result(credential_dropped_row(row, &landed)));
+    }
     let result = match outcome.probed {
         Probed::Read(observation) => {
             let view = View { key: &key, row };
@@ -909,16 +913,52 @@ async fn record_outcome(
             ..row
         },
     };
-    Ok(ServerResult {
+    Ok(unavailable_result(result))
+}
+
+/// The result of a server whose ledger entry stays as it was (not read, or not usable).
+fn unavailable_result(row: ServerRow) -> ServerResult {
+    ServerResult {
         row: ServerRow {
             ledger_status: Some(LedgerStatus::Unavailable),
-            ..result
+            ..row
         },
         changes: Vec::new(),
         surface_write: None,
         insight: None,
         tools: None,
-    })
+    }
+}
+
+/// Where a credentialed read ended when that is outside the credential's origin: a redirect
+/// took it to another origin, where the credential is (rightly) never sent. What was read or
+/// refused there says nothing about the authenticated view, so it must not be stored as one.
+fn landed_without_credential(outcome: &Outcome) -> Option<Url> {
+    let credential = outcome.target.credential.as_ref()?;
+    let landed = match &outcome.probed {
+        Probed::Read(prepared) => &prepared.observation.final_url,
+        Probed::Failed(failure) if failure.error.auth_refusal().is_some() => {
+            failure.final_url.as_ref()?
+        }
+        _ => return None,
+    };
+    (!credential.applies_to(landed)).then(|| landed.clone())
+}
+
+/// The row of an authenticated view whose read a redirect took to another origin:
+/// `CREDENTIAL_DROPPED`, not charged, and the ledger entries of both views stay as they were.
+fn credential_dropped_row(row: ServerRow, landed: &Url) -> ServerRow {
+    ServerRow {
+        reason_code: Some(ReasonCode::CredentialDropped),
+        error: Some(format!(
+            "the server redirected the credentialed read to {}, another origin, where the \
+             credential is not sent; nothing read there is stored as the authenticated view. \
+             Watch the final URL, with a credential for its origin if it needs one",
+            landed.origin().ascii_serialization()
+        )),
+        final_url: Some(landed.to_string()),
+        ..row
+    }
 }
 
 /// The row being built for one server, with the ledger key of the view it read.

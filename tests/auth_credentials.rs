@@ -342,16 +342,68 @@ async fn the_secret_goes_to_its_exact_origin_and_nowhere_else() {
         "{carried:?}"
     );
 
-    // Both refusals with the secret are AUTH_REJECTED rows of the authenticated view.
+    // The refusal of the credential on its own origin is AUTH_REJECTED; the refusal origin b
+    // gave the read without the credential is not a verdict on the credential.
     for server in &rows.servers {
         assert_eq!(server["listing"], "authenticated", "{server}");
-        assert_eq!(server["reason_code"], "AUTH_REJECTED", "{server}");
     }
+    let cross = rows.server(&format!("{a}/cross/mcp"));
+    assert_eq!(cross["reason_code"], "CREDENTIAL_DROPPED", "{cross}");
     let same = rows.server(&format!("{a}/same/mcp"));
+    assert_eq!(same["reason_code"], "AUTH_REJECTED", "{same}");
     assert_eq!(
         same["oauth_authorization_servers"],
         json!(["https://as.example.test"])
     );
+    assert_canary_absent(dir.root(), secret, &[]);
+}
+
+/// A credentialed read that a redirect takes to another origin reads that origin anonymously:
+/// nothing of it may be stored or labelled as the authenticated view.
+#[tokio::test]
+async fn a_read_redirected_to_another_origin_is_never_the_authenticated_view() {
+    static PEER: OnceLock<Option<support::python::SharedPython>> = OnceLock::new();
+    let Some(peer) = support::python::shared(&PEER, Default::default(), || {
+        surface(
+            "open",
+            "1.0.0",
+            vec![tool("open_tool", "Readable by anyone.")],
+        )
+    }) else {
+        eprintln!("SKIP: the Python MCP peer is not installed (tests/peers/install.sh)");
+        return;
+    };
+    let target = peer.process.url();
+    let redirect = Router::new().fallback(move || {
+        let location = target.to_string();
+        async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(header::LOCATION, location)],
+            )
+        }
+    });
+    let front = format!("http://{}/mcp", support::background::serve(redirect));
+    let front_url = url::Url::parse(&front).unwrap();
+    let secret = "canary-redirect-7c9e6679f4a1";
+    let dir = RunDir::new();
+    let rows = run(&dir, &credential_input(&front_url, secret)).await;
+
+    let row = rows.server(&front);
+    assert_eq!(row["reason_code"], "CREDENTIAL_DROPPED", "{row}");
+    assert_eq!(row["listing"], "authenticated", "{row}");
+    assert_eq!(row["ledger_status"], "unavailable", "{row}");
+    assert_eq!(row["final_url"], peer.process.url().as_str(), "{row}");
+    assert_eq!(
+        server_checked(&rows),
+        0,
+        "a read without the credential is not charged"
+    );
+    if dir.ledger_bytes("fleet").is_some() {
+        let ledger = dir.ledger("fleet");
+        let servers = ledger["servers"].as_object().map_or(0, |e| e.len());
+        assert_eq!(servers, 0, "no view was stored: {ledger}");
+    }
     assert_canary_absent(dir.root(), secret, &[]);
 }
 

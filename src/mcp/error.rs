@@ -203,9 +203,9 @@ mod tests {
                 ReasonCode::Timeout,
             ),
             (
-                ProbeError::LegacySse(Box::new(ProbeError::ToolsList(Box::new(
-                    ProbeError::Net(NetError::TooLarge { limit: 10 }),
-                )))),
+                ProbeError::LegacySse(Box::new(ProbeError::ToolsList(Box::new(ProbeError::Net(
+                    NetError::TooLarge { limit: 10 },
+                ))))),
                 ReasonCode::ResponseTooLarge,
             ),
             (

@@ -439,6 +439,7 @@ impl SummaryRow {
                         Some(
                             ReasonCode::AuthRequired
                                 | ReasonCode::AuthRejected
+                                | ReasonCode::CredentialDropped
                                 | ReasonCode::BlockedTarget
                                 | ReasonCode::TemplatedUrl
                                 | ReasonCode::BudgetExhausted
