@@ -117,13 +117,15 @@ async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions
                     failed = outcome.failed_shards,
                     "shards failed (listed in the summary row): exit code {EXIT_RUNTIME}"
                 );
-                EXIT_RUNTIME
+            } else if outcome.fleet_source_failed() {
+                tracing::error!(
+                    "the MCP Registry could not be read and no server was checked: exit code \
+                     {EXIT_RUNTIME}"
+                );
             } else if outcome.gate_tripped {
                 tracing::warn!("the fail_on gate tripped: exit code {EXIT_GATE}");
-                EXIT_GATE
-            } else {
-                0
             }
+            outcome.exit_code()
         }
         Err(error) => {
             tracing::error!("{error}");

@@ -33,7 +33,7 @@ use crate::platform::{Charging, Item, MAX_RECORD_BYTES, Record, Storage, Storage
 use crate::reason::ReasonCode;
 use crate::registry::{self, Fleet};
 use crate::report::{
-    ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, mark_repeated_keys,
+    ChangeRow, LedgerStatus, ServerRow, SummaryRow, ToolSummaries, count_of, mark_repeated_keys,
     summarize_tools,
 };
 use crate::surface::{DIGEST_ALGORITHM, Surface};
@@ -75,6 +75,26 @@ pub struct RunOutcome {
     pub gate_tripped: bool,
     /// A sharded watch only: shards whose run failed (the others' rows were still written).
     pub failed_shards: usize,
+}
+
+impl RunOutcome {
+    /// The process exit code of a run that finished: [`EXIT_RUNTIME`] when shards failed or
+    /// when the fleet source (the MCP Registry) failed and no server was checked (a scheduler
+    /// must not see that as all-clear), [`EXIT_GATE`] when the gate tripped, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.failed_shards > 0 || self.fleet_source_failed() {
+            EXIT_RUNTIME
+        } else if self.gate_tripped {
+            EXIT_GATE
+        } else {
+            0
+        }
+    }
+
+    /// The registry could not be read and no server was checked.
+    pub fn fleet_source_failed(&self) -> bool {
+        self.summary.registry_error.is_some() && self.summary.servers_checked == 0
+    }
 }
 
 /// Why a run could not finish.
@@ -304,6 +324,9 @@ pub(crate) async fn run_with_input(
     }
     for target in &over_budget {
         results.push((target.index, over_budget_result(target, &ledger, now)));
+    }
+    for (_, result) in &results {
+        log_verdict(&result.row);
     }
     let jobs = probe_jobs(&input, options, &ledger, &insight, probe_targets);
     let probed =
@@ -579,8 +602,9 @@ async fn probe_and_record(
         if results.len() == 1 || last_progress.elapsed() >= PROGRESS_INTERVAL {
             last_progress = Instant::now();
             let message = format!(
-                "Checked {}/{total} servers, {changes_seen} changes",
-                results.len()
+                "Checked {}/{total} servers, {}",
+                results.len(),
+                count_of(changes_seen, "change")
             );
             if let Err(error) = storage.set_status_message(&message, false).await {
                 tracing::warn!(%error, "cannot update the status message");
@@ -769,7 +793,8 @@ fn over_budget_result(target: &Target, ledger: &Ledger, now: DateTime<Utc>) -> S
     ServerResult {
         row: ServerRow {
             server_url: target.key().to_string(),
-            listing: Some(target.listing()),
+            // Never contacted: no view was read.
+            listing: None,
             reason_code: Some(ReasonCode::BudgetExhausted),
             error: Some(
                 "not read: the run's maximum total charge does not cover another server_checked event"
@@ -1287,18 +1312,35 @@ fn alerted(input: &Input, changes: &[Change]) -> Vec<Change> {
         .collect()
 }
 
+/// One log line per server row: read, read with its changes deferred, or not read and why.
 fn log_verdict(row: &ServerRow) {
     let code = row.reason_code.map(|c| c.as_str()).unwrap_or("-");
-    match &row.error {
-        None => tracing::info!(
-            server = %row.server_url,
+    let server = &row.server_url;
+    match (&row.ledger_status, &row.error) {
+        (Some(LedgerStatus::Deferred), note) => tracing::warn!(
+            %server,
+            verdict = "DEFERRED",
+            changes = row.change_count,
+            note = note.as_deref().unwrap_or_default(),
+            "server read, changes deferred to the next run"
+        ),
+        (_, None) => tracing::info!(
+            %server,
             verdict = code,
             tools = row.tools_total.unwrap_or(0),
             changes = row.change_count,
             "server read"
         ),
-        Some(error) => {
-            tracing::warn!(server = %row.server_url, verdict = code, %error, "server not read")
+        (_, Some(note)) if row.ok => tracing::info!(
+            %server,
+            verdict = code,
+            tools = row.tools_total.unwrap_or(0),
+            changes = row.change_count,
+            %note,
+            "server read"
+        ),
+        (_, Some(error)) => {
+            tracing::warn!(%server, verdict = code, %error, "server not read")
         }
     }
 }
@@ -1396,25 +1438,41 @@ async fn finish(
     })
 }
 
-/// The terminal status message: the run's verdict in one line.
+/// The terminal status message: the run's verdict in one line. It names everything that keeps
+/// a run from being clean (a fleet source that failed, servers not read for the budget,
+/// deferred changes), so a scheduled run never looks all-clear when it is not.
 pub fn final_status(summary: &SummaryRow) -> String {
     let high = summary
         .changes_by_severity
         .get("high")
         .copied()
         .unwrap_or(0);
-    let mut text = format!(
-        "{} servers, {} changed ({} high), {} unreachable",
-        summary.servers_requested, summary.servers_changed, high, summary.servers_unreachable
-    );
-    if summary.servers_requiring_auth > 0 {
-        text.push_str(&format!(
-            ", {} require auth",
-            summary.servers_requiring_auth
-        ));
+    let mut parts = vec![
+        count_of(summary.servers_requested, "server"),
+        format!("{} changed", count_of(summary.servers_changed, "server")),
+        format!("{} high-severity", count_of(high, "change")),
+        format!("{} unreachable", summary.servers_unreachable),
+    ];
+    let extras = [
+        (summary.servers_requiring_auth, "require auth"),
+        (summary.servers_blocked, "blocked"),
+        (
+            summary.servers_budget_exhausted,
+            "not read (maximum total charge reached)",
+        ),
+        (
+            summary.servers_deferred,
+            "deferred (changes kept for the next run)",
+        ),
+    ];
+    for (count, what) in extras {
+        if count > 0 {
+            parts.push(format!("{count} {what}"));
+        }
     }
-    if summary.servers_blocked > 0 {
-        text.push_str(&format!(", {} blocked", summary.servers_blocked));
+    let mut text = parts.join(", ");
+    if let Some(error) = &summary.registry_error {
+        text.push_str(&format!("; MCP Registry not read: {error}"));
     }
     text
 }

@@ -111,8 +111,8 @@ fn headline(comparison: &Comparison) -> String {
         "not tripped"
     };
     format!(
-        "{} changes (high {}, medium {}, low {}); gate fail_on={}: {gate}",
-        comparison.changes.len(),
+        "{} (high {}, medium {}, low {}); gate fail_on={}: {gate}",
+        crate::report::count_of(comparison.changes.len(), "change"),
         count("high"),
         count("medium"),
         count("low"),

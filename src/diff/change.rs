@@ -279,13 +279,29 @@ fn hint_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
             Some(Value::Bool(is)),
             severity,
         );
-        change.details.push(format!(
-            "declared {}: {} → {}",
-            rule.key,
+        let (before, after) = (
             declared(old.annotations_raw(), rule.key),
-            declared(new.annotations_raw(), rule.key)
-        ));
+            declared(new.annotations_raw(), rule.key),
+        );
+        let detail = if before == after && o.read_only_hint != n.read_only_hint {
+            read_only_cause(rule.key, &after, n.read_only_hint, is)
+        } else {
+            format!("declared {}: {before} → {after}", rule.key)
+        };
+        change.details.push(detail);
         out.push(change);
+    }
+}
+
+/// Why a hint whose declared value did not move changed all the same: `readOnlyHint` flipped,
+/// and a read-only tool's other hints are fixed (see [`EffectiveAnnotations`]).
+fn read_only_cause(key: &str, declared_now: &str, read_only_now: bool, is: bool) -> String {
+    if read_only_now {
+        format!("readOnlyHint turned true, so {key} is fixed to {is} for a read-only tool")
+    } else if declared_now == "(absent)" {
+        format!("readOnlyHint turned false, so the default {key}: {is} now applies")
+    } else {
+        format!("readOnlyHint turned false, so the declared {key}: {declared_now} now applies")
     }
 }
 
@@ -315,6 +331,47 @@ mod tests {
 
     fn annotated(a: Value) -> Value {
         json!({"name": "t", "inputSchema": {"type": "object"}, "annotations": a})
+    }
+
+    #[test]
+    fn a_hint_that_changed_through_read_only_names_the_cause() {
+        let cases = [
+            (
+                json!({"readOnlyHint": true}),
+                json!({}),
+                "readOnlyHint turned false, so the default destructiveHint: true now applies",
+            ),
+            (
+                json!({"readOnlyHint": true, "destructiveHint": true}),
+                json!({"destructiveHint": true}),
+                "readOnlyHint turned false, so the declared destructiveHint: true now applies",
+            ),
+            (
+                json!({}),
+                json!({"readOnlyHint": true}),
+                "readOnlyHint turned true, so destructiveHint is fixed to false for a read-only tool",
+            ),
+            (
+                json!({"destructiveHint": false}),
+                json!({"destructiveHint": true}),
+                "declared destructiveHint: false → true",
+            ),
+        ];
+        for (old, new, expected) in cases {
+            let changes = compare(
+                &surface(vec![annotated(old.clone())]),
+                &surface(vec![annotated(new.clone())]),
+            );
+            let destructive = changes
+                .iter()
+                .find(|c| c.change_class == ChangeClass::DestructiveHintChanged)
+                .unwrap_or_else(|| panic!("{old} → {new}: no destructive change"));
+            assert_eq!(
+                destructive.details,
+                vec![expected.to_string()],
+                "{old} → {new}"
+            );
+        }
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub enum NetError {
     #[error("{0}")]
     Blocked(#[from] Blocked),
     /// A redirect chain repeated a URL or was longer than `max_redirects`.
-    #[error("redirect loop after {hops} hops: {detail}")]
+    #[error("redirect loop after {hops} {}: {detail}", if *hops == 1 { "hop" } else { "hops" })]
     RedirectLoop {
         /// Redirect responses seen, including the one that was not followed.
         hops: u32,

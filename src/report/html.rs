@@ -423,9 +423,9 @@ fn render_changes(html: &mut String, page: &Page<'_>) {
             .unwrap_or_default();
         let _ = writeln!(
             html,
-            "<section class=\"server-changes\"{anchor}>\n<h3>{} <span class=\"muted\">({} changes)</span></h3>",
+            "<section class=\"server-changes\"{anchor}>\n<h3>{} <span class=\"muted\">({})</span></h3>",
             escape(&url),
-            rows.len()
+            super::count_of(rows.len(), "change")
         );
         for change in rows {
             let before = html.len();

@@ -365,6 +365,10 @@ pub struct SummaryRow {
     /// Servers whose changes the budget could not pay: read, but their entry kept for the
     /// next run (not counted in `servers_checked`).
     pub servers_deferred: usize,
+    /// Targets the run's maximum total charge did not allow reading (`BUDGET_EXHAUSTED`):
+    /// never contacted, entry kept.
+    #[serde(default)]
+    pub servers_budget_exhausted: usize,
     /// Targets the `registry` search added to the fleet (after duplicates of `servers`).
     pub servers_from_registry: usize,
     /// Latest registry entries without a remote endpoint (stdio packages), skipped.
@@ -464,6 +468,9 @@ impl SummaryRow {
             digest_algorithm: crate::surface::DIGEST_ALGORITHM,
             servers_blocked: count(&|r| r.reason_code == Some(ReasonCode::BlockedTarget)),
             servers_deferred: count(&|r| r.ledger_status == Some(LedgerStatus::Deferred)),
+            servers_budget_exhausted: count(&|r| {
+                r.reason_code == Some(ReasonCode::BudgetExhausted)
+            }),
             servers_from_registry: count(&|r| r.registry_name.is_some()),
             registry_skipped_stdio: 0,
             registry_error: None,
@@ -488,6 +495,7 @@ impl SummaryRow {
         self.changes_total += other.changes_total;
         self.servers_blocked += other.servers_blocked;
         self.servers_deferred += other.servers_deferred;
+        self.servers_budget_exhausted += other.servers_budget_exhausted;
         self.servers_from_registry += other.servers_from_registry;
         for (class, count) in &other.changes_by_class {
             *self.changes_by_class.entry(class.clone()).or_insert(0) += count;
@@ -503,5 +511,15 @@ impl SummaryRow {
         } else {
             self.servers_allowing_anonymous_listing as f64 / self.servers_checked as f64
         };
+    }
+}
+
+/// `n` and the noun, plural unless `n` is 1: "1 server", "2 servers". Every count a person
+/// reads (status messages, the report, the CLI summary) goes through it.
+pub fn count_of(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
