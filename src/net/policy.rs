@@ -272,6 +272,9 @@ pub struct AddressRefusal {
     pub range: IpNet,
     /// A short name of that range, such as `loopback` or `cloud metadata`.
     pub label: &'static str,
+    /// The operator override (`--allow-private-targets`) would make it reachable: loopback
+    /// and private ranges. The message then names the override.
+    pub operator_may_allow: bool,
 }
 
 impl fmt::Display for AddressRefusal {
@@ -280,9 +283,18 @@ impl fmt::Display for AddressRefusal {
         if let Some(embedded) = self.embedded {
             write!(f, " (carries IPv4 {embedded})")?;
         }
-        write!(f, ", which is in {} space {}", self.label, self.range)
+        write!(f, ", which is in {} space {}", self.label, self.range)?;
+        if self.operator_may_allow {
+            f.write_str(PRIVATE_OVERRIDE_HINT)?;
+        }
+        Ok(())
     }
 }
+
+/// How a refusal the operator override would lift says so: it names the flag and the
+/// environment variable, since a developer testing a local server needs exactly that.
+const PRIVATE_OVERRIDE_HINT: &str = " (reachable only with --allow-private-targets or \
+     LEDGER_ALLOW_PRIVATE_TARGETS=1, outside the Apify platform)";
 
 /// Why a URL, host name or address may not be contacted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -309,10 +321,7 @@ pub enum Blocked {
     NoHost,
     /// The host is `localhost` or a name under `.localhost`, and the operator override
     /// (`--allow-private-targets`) is off.
-    #[error(
-        "refused host {0}: local-only name (reachable only with --allow-private-targets or \
-         LEDGER_ALLOW_PRIVATE_TARGETS=1, outside the Apify platform)"
-    )]
+    #[error("refused host {0}: local-only name{PRIVATE_OVERRIDE_HINT}")]
     LocalName(String),
     /// A local-only name resolved to an address that is not loopback: with the override,
     /// `localhost` and names under `.localhost` must resolve to loopback only.
@@ -364,15 +373,17 @@ fn judge_v4(addr: Ipv4Addr, mode: PolicyMode) -> Option<AddressRefusal> {
         embedded: None,
         range: IpNet::V4(rule.net),
         label: rule.label,
+        operator_may_allow: PolicyMode::AllowPrivate.permits(rule.class),
     })
 }
 
 fn judge_v6(addr: Ipv6Addr, mode: PolicyMode) -> Option<AddressRefusal> {
-    let refuse = |net: Ipv6Net, label| AddressRefusal {
+    let refuse = |net: Ipv6Net, label, class: Class| AddressRefusal {
         address: IpAddr::V6(addr),
         embedded: None,
         range: IpNet::V6(net),
         label,
+        operator_may_allow: PolicyMode::AllowPrivate.permits(class),
     };
     let carried = |v4: Ipv4Addr| {
         judge_v4(v4, mode).map(|inner| AddressRefusal {
@@ -388,21 +399,32 @@ fn judge_v6(addr: Ipv6Addr, mode: PolicyMode) -> Option<AddressRefusal> {
         .find(|rule| rule.net.contains(&addr))
     {
         // `::` and `::1` sit inside the IPv4-compatible block but are not IPv4 forms.
-        return (!mode.permits(rule.class)).then(|| refuse(rule.net, rule.label));
+        return (!mode.permits(rule.class)).then(|| refuse(rule.net, rule.label, rule.class));
     }
     if IPV4_MAPPED.contains(&addr) || NAT64.contains(&addr) {
         return carried(low_ipv4(addr));
     }
+    // The deprecated forms stay refused whatever they carry, override or not.
+    let deprecated = |refusal: AddressRefusal| AddressRefusal {
+        operator_may_allow: false,
+        ..refusal
+    };
     if IPV4_COMPATIBLE.contains(&addr) {
-        return carried(low_ipv4(addr))
-            .or_else(|| Some(refuse(IPV4_COMPATIBLE, "IPv4-compatible (deprecated)")));
+        return carried(low_ipv4(addr)).map(deprecated).or_else(|| {
+            Some(refuse(
+                IPV4_COMPATIBLE,
+                "IPv4-compatible (deprecated)",
+                Class::Reserved,
+            ))
+        });
     }
     if SIX_TO_FOUR.contains(&addr) {
         return carried(six_to_four_ipv4(addr))
-            .or_else(|| Some(refuse(SIX_TO_FOUR, "6to4 (deprecated)")));
+            .map(deprecated)
+            .or_else(|| Some(refuse(SIX_TO_FOUR, "6to4 (deprecated)", Class::Reserved)));
     }
     if let Some(rule) = IPV6_RULES.iter().find(|rule| rule.net.contains(&addr)) {
-        return (!mode.permits(rule.class)).then(|| refuse(rule.net, rule.label));
+        return (!mode.permits(rule.class)).then(|| refuse(rule.net, rule.label, rule.class));
     }
     if !GLOBAL_UNICAST.contains(&addr) {
         let block = Ipv6Net::new(addr, 8)
@@ -411,6 +433,7 @@ fn judge_v6(addr: Ipv6Addr, mode: PolicyMode) -> Option<AddressRefusal> {
         return Some(refuse(
             block,
             "unassigned (outside global unicast 2000::/3)",
+            Class::Reserved,
         ));
     }
     None
@@ -697,7 +720,14 @@ mod tests {
                 }
                 if let Err(blocked) = verdict {
                     assert_eq!(blocked.address(), Some(addr));
-                    assert!(blocked.to_string().contains(&addr.to_string()), "{blocked}");
+                    let message = blocked.to_string();
+                    assert!(message.contains(&addr.to_string()), "{message}");
+                    // Exactly the refusals the override lifts name it, flag and variable.
+                    let names_override = message.contains("--allow-private-targets")
+                        && message.contains("LEDGER_ALLOW_PRIVATE_TARGETS=1");
+                    if names_override != (mode == PolicyMode::Public && private) {
+                        failures.push(format!("{text} in {mode:?}: hint wrong in {message:?}"));
+                    }
                 }
             }
         }
@@ -906,7 +936,9 @@ mod tests {
         let literal = is_allowed("127.0.0.1".parse().unwrap(), PolicyMode::Public).unwrap_err();
         assert_eq!(
             literal.to_string(),
-            "refused address 127.0.0.1, which is in loopback space 127.0.0.0/8"
+            "refused address 127.0.0.1, which is in loopback space 127.0.0.0/8 (reachable only \
+             with --allow-private-targets or LEDGER_ALLOW_PRIVATE_TARGETS=1, outside the Apify \
+             platform)"
         );
         let Blocked::Address(refusal) =
             is_allowed("10.0.0.5".parse().unwrap(), PolicyMode::Public).unwrap_err()
@@ -919,7 +951,15 @@ mod tests {
         };
         assert_eq!(
             resolved.to_string(),
-            "refused host db.example: it resolves to 10.0.0.5, which is in private (RFC 1918) space 10.0.0.0/8"
+            "refused host db.example: it resolves to 10.0.0.5, which is in private (RFC 1918) \
+             space 10.0.0.0/8 (reachable only with --allow-private-targets or \
+             LEDGER_ALLOW_PRIVATE_TARGETS=1, outside the Apify platform)"
+        );
+        let metadata =
+            is_allowed("169.254.169.254".parse().unwrap(), PolicyMode::Public).unwrap_err();
+        assert!(
+            !metadata.to_string().contains("--allow-private-targets"),
+            "the override does not lift cloud metadata: {metadata}"
         );
     }
 
