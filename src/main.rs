@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use mcp_surface_ledger::actor::{ActorArgs, run_actor};
 use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
-use mcp_surface_ledger::cli::{Format, ProbeSettings, snapshot};
+use mcp_surface_ledger::cli::{Format, ProbeSettings, SecretHeader, snapshot};
 use mcp_surface_ledger::gate::FailOn;
 use mcp_surface_ledger::mcp::Era;
 use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME};
@@ -30,7 +30,7 @@ use mcp_surface_ledger::serve::{self, ServeArgs};
 ///
 /// Exit codes: 0 ok, 1 the gate (`fail_on`, `--fail-on`) tripped, 2 bad input, 3 runtime failure.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about, args_conflicts_with_subcommands = true)]
+#[command(version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -46,7 +46,8 @@ struct Cli {
 
     /// Allow loopback and private-network targets (for self-hosted fleets and tests).
     /// Cloud metadata and reserved addresses stay blocked. Refused on the Apify platform.
-    #[arg(long, global = true, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    /// Accepted before a subcommand too (`--allow-private-targets snapshot URL`).
+    #[arg(long, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
     allow_private_targets: bool,
 
     /// Speak only this protocol era (`modern` = 2026-07-28 stateless, `classic` = initialize
@@ -63,6 +64,8 @@ enum Command {
     Snapshot {
         /// The server's MCP endpoint (http or https).
         url: String,
+        #[command(flatten)]
+        probe: ProbeFlags,
     },
     /// Print the changes between two sides: each a snapshot file, a tools/list result file,
     /// `-` for standard input, or a URL to probe now.
@@ -78,6 +81,8 @@ enum Command {
         /// medium, any or never. The output is printed first.
         #[arg(long, value_name = "LEVEL", default_value = "never")]
         fail_on: FailOn,
+        #[command(flatten)]
+        probe: ProbeFlags,
     },
     /// Serve the ledger read-only over HTTP: a JSON API (`GET /ledgers/{name}/servers`, ...,
     /// `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
@@ -93,6 +98,44 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         storage_dir: Option<PathBuf>,
     },
+}
+
+/// How `snapshot` and `diff` may reach the servers they probe.
+#[derive(Debug, clap::Args)]
+struct ProbeFlags {
+    /// Allow loopback and private-network targets (for self-hosted servers and tests).
+    /// Cloud metadata and reserved addresses stay blocked.
+    #[arg(long, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    allow_private_targets: bool,
+
+    /// A secret header for the server's own origin, e.g. 'Authorization: Bearer …': sent to
+    /// that exact origin only (never across a redirect to another one), never printed. Prefer
+    /// --header-file or $LEDGER_HEADER, which keep the value out of shell history.
+    #[arg(long, value_name = "'NAME: VALUE'", env = "LEDGER_HEADER", hide_env_values = true)]
+    header: Option<String>,
+
+    /// Read the secret header (one 'Name: value' line) from this file; it wins over --header.
+    #[arg(long, value_name = "FILE")]
+    header_file: Option<PathBuf>,
+}
+
+impl ProbeFlags {
+    /// The settings these flags and the ones given before the subcommand make.
+    fn settings(&self, before_subcommand: &Cli) -> Result<ProbeSettings, String> {
+        let header = match (&self.header_file, &self.header) {
+            (Some(path), _) => Some(SecretHeader::from_file(path)),
+            (None, Some(text)) => Some(SecretHeader::parse(text)),
+            (None, None) => None,
+        }
+        .transpose()
+        .map_err(|e| e.to_string())?;
+        Ok(ProbeSettings {
+            allow_private_targets: self.allow_private_targets
+                || before_subcommand.allow_private_targets,
+            force_era: before_subcommand.force_era,
+            header,
+        })
+    }
 }
 
 fn parse_era(text: &str) -> Result<Era, String> {
@@ -145,37 +188,66 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let settings = ProbeSettings {
+    let actor_settings = ProbeSettings {
         allow_private_targets: cli.allow_private_targets,
         force_era: cli.force_era,
+        header: None,
     };
-    match cli.command {
-        None if serve::is_standby_start(|name| std::env::var(name).ok()) => {
-            serve_command(ServeArgs::default())
+    let command = match &cli.command {
+        Some(Command::Serve { .. }) | None => None,
+        Some(_) if cli.input.is_some() || cli.storage_dir.is_some() => {
+            tracing::error!("--input and --storage-dir belong to Actor mode (no subcommand)");
+            return exit(EXIT_BAD_INPUT);
         }
-        None => actor_mode(cli.input, cli.storage_dir, settings),
-        Some(Command::Serve {
-            port,
-            host,
-            storage_dir,
-        }) => serve_command(ServeArgs {
-            port,
-            host,
-            storage_dir,
-        }),
-        Some(Command::Snapshot { url }) => snapshot_command(&url, settings),
+        Some(_) => cli.command.as_ref(),
+    };
+    let probe_settings = |flags: &ProbeFlags| match flags.settings(&cli) {
+        Ok(settings) => Ok(settings),
+        Err(message) => {
+            tracing::error!("{message}");
+            Err(exit(EXIT_BAD_INPUT))
+        }
+    };
+    match command {
+        Some(Command::Snapshot { url, probe }) => match probe_settings(probe) {
+            Ok(settings) => snapshot_command(url, settings),
+            Err(code) => code,
+        },
         Some(Command::Diff {
             before,
             after,
             format,
             fail_on,
-        }) => diff_command(DiffArgs {
-            before: Source::parse(&before),
-            after: Source::parse(&after),
-            format,
-            fail_on,
-            settings,
-        }),
+            probe,
+        }) => match probe_settings(probe) {
+            Ok(settings) => diff_command(DiffArgs {
+                before: Source::parse(before),
+                after: Source::parse(after),
+                format: *format,
+                fail_on: *fail_on,
+                settings,
+            }),
+            Err(code) => code,
+        },
+        _ => match cli.command {
+            Some(Command::Serve {
+                port,
+                host,
+                storage_dir,
+            }) => serve_command(ServeArgs {
+                port,
+                host,
+                // `--storage-dir` works before `serve` as it does for Actor mode.
+                storage_dir: storage_dir.or(cli.storage_dir),
+            }),
+            _ if serve::is_standby_start(|name| std::env::var(name).ok()) => {
+                serve_command(ServeArgs {
+                    storage_dir: cli.storage_dir,
+                    ..ServeArgs::default()
+                })
+            }
+            _ => actor_mode(cli.input, cli.storage_dir, actor_settings),
+        },
     }
 }
 

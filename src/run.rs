@@ -849,8 +849,9 @@ impl Payer<'_> {
 /// The note on a deferred row.
 fn deferred_note(change_rows: usize) -> String {
     format!(
-        "{change_rows} changes found, but the maximum total charge cannot pay for all of them; \
-         the ledger entry was kept so the next run reports them"
+        "{} found, but the maximum total charge cannot pay for all of them; \
+         the ledger entry was kept so the next run reports them",
+        count_of(change_rows, "change")
     )
 }
 
@@ -1450,7 +1451,7 @@ pub fn final_status(summary: &SummaryRow) -> String {
     let mut parts = vec![
         count_of(summary.servers_requested, "server"),
         format!("{} changed", count_of(summary.servers_changed, "server")),
-        format!("{} high-severity", count_of(high, "change")),
+        count_of(high, "high-severity change"),
         format!("{} unreachable", summary.servers_unreachable),
     ];
     let extras = [

@@ -171,6 +171,9 @@ fn server_row(
 /// `diff BEFORE AFTER`: loads both sides, prints the comparison to `out` and returns whether
 /// the gate tripped. Output is written before the gate decides the exit code.
 pub async fn run(args: &DiffArgs, out: &mut dyn Write) -> Result<bool, CliError> {
+    if args.settings.header.is_some() {
+        one_header_origin(&args.before, &args.after)?;
+    }
     let before = source::load(&args.before, &args.settings).await?;
     let after = source::load(&args.after, &args.settings).await?;
     let comparison = compare(&before, &after, args.fail_on, Utc::now());
@@ -179,6 +182,24 @@ pub async fn run(args: &DiffArgs, out: &mut dyn Write) -> Result<bool, CliError>
         .and_then(|()| out.flush())
         .map_err(|e| CliError::Runtime(format!("cannot write the output: {e}")))?;
     Ok(comparison.gate_tripped)
+}
+
+/// A `--header` belongs to one origin: when both sides are URLs, they must share it, or the
+/// secret would go to two servers.
+fn one_header_origin(before: &Source, after: &Source) -> Result<(), CliError> {
+    let origin = |source: &Source| match source {
+        Source::Url(text) => url::Url::parse(text.trim())
+            .ok()
+            .map(|url| url.origin().ascii_serialization()),
+        _ => None,
+    };
+    match (origin(before), origin(after)) {
+        (Some(a), Some(b)) if a != b => Err(CliError::BadInput(format!(
+            "--header is sent to one origin only, but the two URLs have different origins \
+             ({a} and {b}); snapshot each server on its own"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -21,12 +21,65 @@ use crate::mcp::Era;
 use crate::run::{EXIT_BAD_INPUT, EXIT_RUNTIME};
 
 /// How the commands may reach a server (the operator's choices, never from a file).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProbeSettings {
     /// Loopback and private-network targets may be contacted.
     pub allow_private_targets: bool,
     /// Speak only this protocol era.
     pub force_era: Option<Era>,
+    /// A secret header for the server's own origin (`--header`, `--header-file`,
+    /// `LEDGER_HEADER`), sent under the rules of `server_credentials`.
+    pub header: Option<SecretHeader>,
+}
+
+/// One `Name: value` header given on the command line for the probed URL's exact origin.
+///
+/// Like [`crate::net::Credential`], which it becomes once the URL is known, it never shows its
+/// value: `Debug` redacts it, and there is no `Display` or `Serialize`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretHeader {
+    name: String,
+    value: String,
+}
+
+impl SecretHeader {
+    /// Reads `Name: value`. The error names what is wrong, never the value.
+    pub fn parse(text: &str) -> Result<SecretHeader, CliError> {
+        let text = text.trim_end_matches(['\r', '\n']);
+        let Some((name, value)) = text.split_once(':') else {
+            return Err(CliError::BadInput(
+                "--header must look like 'Name: value', e.g. 'Authorization: Bearer …'".into(),
+            ));
+        };
+        Ok(SecretHeader {
+            name: name.trim().to_string(),
+            value: value.trim().to_string(),
+        })
+    }
+
+    /// Reads the header from a file holding one `Name: value` line (kept out of shell history).
+    pub fn from_file(path: &std::path::Path) -> Result<SecretHeader, CliError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::BadInput(format!("cannot read --header-file {}: {e}", path.display()))
+        })?;
+        SecretHeader::parse(&text)
+    }
+
+    /// The credential for `url`'s origin: the header is sent there and nowhere else.
+    pub fn credential_for(&self, url: &url::Url) -> Result<crate::net::Credential, CliError> {
+        let origin = url.origin().ascii_serialization();
+        crate::net::Credential::new(&origin, &self.name, &self.value)
+            .map_err(|e| CliError::BadInput(format!("--header: {e}")))
+    }
+}
+
+impl std::fmt::Debug for SecretHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretHeader")
+            .field("name", &self.name)
+            .field("value", &"<redacted>")
+            .finish()
+    }
 }
 
 /// Why a command could not produce its output.

@@ -178,12 +178,17 @@ impl Snapshot {
 /// Probes the server at `url` and describes what it declares.
 pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliError> {
     let defaults = Input::from_value(None).map_err(|e| CliError::Runtime(e.to_string()))?;
+    let credentials = match (&settings.header, url::Url::parse(url.trim())) {
+        (Some(header), Ok(parsed)) => vec![std::sync::Arc::new(header.credential_for(&parsed)?)],
+        _ => Vec::new(),
+    };
     let rules = TargetRules {
         mode: if settings.allow_private_targets {
             PolicyMode::AllowPrivate
         } else {
             PolicyMode::Public
         },
+        credentials,
         ..TargetRules::default()
     };
     let target = match targets::plan(&[Value::String(url.to_string())], &rules).pop() {
@@ -198,7 +203,8 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
     )
     .allow_private(settings.allow_private_targets);
     let client = net::Client::new(config)
-        .map_err(|e| CliError::Runtime(format!("cannot set up the HTTP client: {e}")))?;
+        .map_err(|e| CliError::Runtime(format!("cannot set up the HTTP client: {e}")))?
+        .with_credential(target.credential.clone());
     let options = ProbeOptions {
         count_resources_and_prompts: defaults.count_resources_and_prompts,
         force_era: settings.force_era,
@@ -223,6 +229,16 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
             )));
         }
     };
+    if let Some(credential) = &target.credential
+        && !credential.applies_to(&observation.final_url)
+    {
+        return Err(CliError::Runtime(format!(
+            "{} not read (CREDENTIAL_DROPPED): the server redirected to {}, another origin, \
+             where --header is not sent; snapshot the final URL instead",
+            target.key(),
+            observation.final_url.origin().ascii_serialization()
+        )));
+    }
     let surface = Surface::from_tools(observation.identity(), observation.tools.clone())
         .map_err(|e| CliError::Runtime(format!("the tool list is not usable: {e}")))?;
     Ok(Snapshot::describe(
