@@ -111,7 +111,12 @@ struct ProbeFlags {
     /// A secret header for the server's own origin, e.g. 'Authorization: Bearer …': sent to
     /// that exact origin only (never across a redirect to another one), never printed. Prefer
     /// --header-file or $LEDGER_HEADER, which keep the value out of shell history.
-    #[arg(long, value_name = "'NAME: VALUE'", env = "LEDGER_HEADER", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "'NAME: VALUE'",
+        env = "LEDGER_HEADER",
+        hide_env_values = true
+    )]
     header: Option<String>,
 
     /// Read the secret header (one 'Name: value' line) from this file; it wins over --header.

@@ -70,16 +70,19 @@ fn a_command_line_header_reads_the_authenticated_surface_and_is_never_shown() {
     let header = format!("Authorization: Bearer {TOKEN}");
 
     // Without the header the server refuses; the override works before the subcommand.
-    let (code, _, stderr) = checked(ledger(
-        &["--allow-private-targets", "snapshot", url],
-        &[],
-    ));
+    let (code, _, stderr) = checked(ledger(&["--allow-private-targets", "snapshot", url], &[]));
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("AUTH_REQUIRED"), "{stderr}");
 
     // --header, after the subcommand's own override flag.
     let (code, stdout, stderr) = checked(ledger(
-        &["snapshot", "--allow-private-targets", "--header", &header, url],
+        &[
+            "snapshot",
+            "--allow-private-targets",
+            "--header",
+            &header,
+            url,
+        ],
         &[],
     ));
     assert_eq!(code, 0, "{stderr}");
@@ -108,7 +111,14 @@ fn a_command_line_header_reads_the_authenticated_surface_and_is_never_shown() {
 
     // diff reads both sides with it (same origin); the surface did not change.
     let (code, stdout, stderr) = checked(ledger(
-        &["--allow-private-targets", "diff", url, url, "--format", "json"],
+        &[
+            "--allow-private-targets",
+            "diff",
+            url,
+            url,
+            "--format",
+            "json",
+        ],
         &[("LEDGER_HEADER", &header)],
     ));
     assert_eq!(code, 0, "{stderr}");
@@ -117,7 +127,13 @@ fn a_command_line_header_reads_the_authenticated_surface_and_is_never_shown() {
     // A wrong token: the server's refusal, exit 3, the secret still unshown.
     let wrong = format!("Authorization: Bearer {TOKEN}-wrong");
     let (code, _, stderr) = checked(ledger(
-        &["--allow-private-targets", "snapshot", "--header", &wrong, url],
+        &[
+            "--allow-private-targets",
+            "snapshot",
+            "--header",
+            &wrong,
+            url,
+        ],
         &[],
     ));
     assert_eq!(code, 3, "{stderr}");
