@@ -177,3 +177,13 @@ fn a_command_line_header_is_refused_where_it_could_leak_and_errors_never_show_it
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("Name: value"), "{stderr}");
 }
+
+#[test]
+fn serve_offers_no_probe_flags_because_it_never_probes() {
+    let (code, help, _) = checked(ledger(&["serve", "--help"], &[]));
+    assert_eq!(code, 0);
+    assert!(help.contains("--storage-dir"), "{help}");
+    for flag in ["--allow-private-targets", "--header"] {
+        assert!(!help.contains(flag), "serve --help offers {flag}:\n{help}");
+    }
+}
