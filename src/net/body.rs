@@ -5,10 +5,10 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures::stream::{BoxStream, Stream, StreamExt};
-use reqwest::header::HeaderMap;
+use reqwest::header::{self, HeaderMap};
 use url::Url;
 
-use super::client::NetError;
+use super::error::NetError;
 
 /// A response body as a stream of chunks that fails with [`NetError::TooLarge`] as soon as
 /// more than the cap has arrived, so a hostile server cannot make the reader buffer more.
@@ -108,11 +108,21 @@ pub struct StreamingResponse {
 impl StreamingResponse {
     /// The `Content-Type` without parameters, lower-cased, or `""`.
     pub fn content_type(&self) -> String {
-        super::client::content_type(&self.headers)
+        content_type(&self.headers)
     }
 
     /// A header value as text, if present and printable.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+}
+
+/// The media type of a `Content-Type` header, lower-cased, without parameters.
+pub(crate) fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
 }

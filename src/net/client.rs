@@ -10,11 +10,11 @@ use reqwest::header::{self, HeaderMap};
 use reqwest::{Method, StatusCode};
 use url::Url;
 
-use super::body::{CappedBody, StreamingResponse};
+use super::body::{CappedBody, StreamingResponse, content_type};
 use super::credential::Credential;
-use super::policy::{self, Blocked, PolicyMode};
+use super::error::NetError;
+use super::policy::{self, PolicyMode};
 use super::resolver::{Lookup, PinnedResolver, ResolveError, SystemLookup};
-use crate::reason::ReasonCode;
 
 /// Settings of one run's target client. They come from the validated input, except
 /// [`NetConfig::policy`], which only the operator sets.
@@ -69,70 +69,6 @@ impl Default for NetConfig {
     }
 }
 
-/// What went wrong while talking HTTP to a target.
-#[derive(Debug, thiserror::Error)]
-pub enum NetError {
-    /// The request did not complete within the per-request timeout.
-    #[error("request timed out after {0:?}")]
-    Timeout(Duration),
-    /// The host name did not resolve.
-    #[error("could not resolve host: {0}")]
-    Dns(String),
-    /// The connection (TCP or TLS) could not be made.
-    #[error("could not connect: {0}")]
-    Connect(String),
-    /// The body exceeded the configured cap.
-    #[error("response body exceeded {limit} bytes")]
-    TooLarge {
-        /// The cap that was hit.
-        limit: u64,
-    },
-    /// The URL, a redirect hop or a resolved address is refused by the address policy.
-    /// Nothing was sent to the refused address.
-    #[error("{0}")]
-    Blocked(#[from] Blocked),
-    /// A redirect chain repeated a URL or was longer than `max_redirects`.
-    #[error("redirect loop after {hops} {}: {detail}", if *hops == 1 { "hop" } else { "hops" })]
-    RedirectLoop {
-        /// Redirect responses seen, including the one that was not followed.
-        hops: u32,
-        /// What stopped the chain.
-        detail: String,
-    },
-    /// A 301/302/303 answered a request that is not a GET: following it would silently turn
-    /// the call into a GET, so it is reported instead.
-    #[error("refused to follow a {status} redirect of a {method} request to {location}")]
-    RedirectRefused {
-        /// The redirect status.
-        status: u16,
-        /// The method of the redirected request.
-        method: String,
-        /// Where the server wanted to send it.
-        location: String,
-    },
-    /// A redirect response had a `Location` that is not a usable URL.
-    #[error("invalid redirect location: {0}")]
-    BadRedirect(String),
-    /// Any other transport failure (reset connection, protocol error).
-    #[error("HTTP failure: {0}")]
-    Other(String),
-}
-
-impl NetError {
-    /// The reason code a server row gets when its request ends with this error.
-    pub fn reason_code(&self) -> ReasonCode {
-        match self {
-            NetError::Timeout(_) => ReasonCode::Timeout,
-            NetError::Dns(_) => ReasonCode::DnsFail,
-            NetError::Connect(_) | NetError::Other(_) => ReasonCode::ConnectFail,
-            NetError::TooLarge { .. } => ReasonCode::ResponseTooLarge,
-            NetError::Blocked(_) => ReasonCode::BlockedTarget,
-            NetError::RedirectLoop { .. } => ReasonCode::RedirectLoop,
-            NetError::RedirectRefused { .. } | NetError::BadRedirect(_) => ReasonCode::HttpError,
-        }
-    }
-}
-
 /// A response whose body has been read completely (within the cap).
 #[derive(Debug, Clone)]
 pub struct HttpResponse {
@@ -156,16 +92,6 @@ impl HttpResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
-}
-
-/// The media type of a `Content-Type` header, lower-cased, without parameters.
-pub(crate) fn content_type(headers: &HeaderMap) -> String {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .unwrap_or_default()
 }
 
 /// Headers that must never travel to another origin on a redirect.
@@ -517,53 +443,6 @@ fn error_chain(error: &dyn StdError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_error_has_its_reason_code() {
-        let blocked = Blocked::Credentials;
-        let cases = [
-            (
-                NetError::Timeout(Duration::from_secs(1)),
-                ReasonCode::Timeout,
-            ),
-            (NetError::Dns("x".into()), ReasonCode::DnsFail),
-            (NetError::Connect("x".into()), ReasonCode::ConnectFail),
-            (
-                NetError::TooLarge { limit: 1 },
-                ReasonCode::ResponseTooLarge,
-            ),
-            (NetError::Blocked(blocked), ReasonCode::BlockedTarget),
-            (
-                NetError::RedirectLoop {
-                    hops: 4,
-                    detail: "x".into(),
-                },
-                ReasonCode::RedirectLoop,
-            ),
-            (
-                NetError::RedirectRefused {
-                    status: 302,
-                    method: "POST".into(),
-                    location: "x".into(),
-                },
-                ReasonCode::HttpError,
-            ),
-            (NetError::BadRedirect("x".into()), ReasonCode::HttpError),
-            (NetError::Other("x".into()), ReasonCode::ConnectFail),
-        ];
-        for (error, code) in cases {
-            assert_eq!(error.reason_code(), code, "{error}");
-        }
-    }
-
-    #[test]
-    fn redirect_loop_message_carries_the_hop_count() {
-        let error = NetError::RedirectLoop {
-            hops: 4,
-            detail: "more than max_redirects (3)".into(),
-        };
-        assert!(error.to_string().contains("4 hops"), "{error}");
-    }
 
     #[test]
     fn config_builders_set_policy_and_allow_list() {

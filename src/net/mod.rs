@@ -8,11 +8,13 @@
 mod body;
 mod client;
 pub mod credential;
+mod error;
 pub mod policy;
 pub mod resolver;
 
 pub use body::{CappedBody, StreamingResponse};
-pub use client::{Client, HttpResponse, NetConfig, NetError};
+pub use client::{Client, HttpResponse, NetConfig};
 pub use credential::{Credential, CredentialError};
+pub use error::NetError;
 pub use policy::{Blocked, PolicyMode, check_url, is_allowed};
 pub use resolver::{Lookup, SystemLookup, TableLookup};
