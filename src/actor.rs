@@ -11,7 +11,8 @@ use crate::mcp::Era;
 use crate::platform::{
     ApiClient, ApifyStorage, Charging, LocalStorage, PlatformEnv, Runs, Storage,
 };
-use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunError, RunOptions};
+use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunError, RunOptions, RunOutcome};
+use crate::shard;
 
 /// What the operator chose on the command line for an Actor run.
 #[derive(Debug, Clone, Default)]
@@ -108,8 +109,22 @@ fn shard_runs(env: &PlatformEnv, api: &ApiClient) -> Option<Runs> {
 /// Time a sharded watch keeps, before its own timeout, to write the merged result.
 const SHARD_WAIT_MARGIN_SECONDS: i64 = 60;
 
+/// Reads INPUT and runs the watch it asks for: one run, or the coordinator of a sharded watch
+/// ([`crate::shard`]) when `shards` is above 1.
+pub async fn watch(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: RunOptions,
+) -> Result<RunOutcome, RunError> {
+    let (input, raw) = run::read_checked_input(storage, &options).await?;
+    if input.shards > 1 {
+        return shard::coordinate(storage, charging, &options, input, raw).await;
+    }
+    run::run_with_input(storage, charging, &options, input).await
+}
+
 async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions) -> i32 {
-    match run::run(storage, charging, options).await {
+    match watch(storage, charging, options).await {
         Ok(outcome) => {
             tracing::info!("{}", run::final_status(&outcome.summary));
             if outcome.failed_shards > 0 {

@@ -10,7 +10,7 @@
 mod support;
 
 use mcp_surface_ledger::platform::LocalStorage;
-use mcp_surface_ledger::run::{self, RunOptions};
+use mcp_surface_ledger::run::RunOptions;
 use serde_json::{Value, json};
 use support::auth_faults;
 use support::auth_peer::{self, PyTransport};
@@ -29,7 +29,7 @@ async fn run_once(dir: &std::path::Path, url: &Url) -> (Value, Vec<Value>) {
         ..RunOptions::default()
     };
     let charging = support::local_charging().await;
-    run::run(&storage, &charging, options)
+    mcp_surface_ledger::actor::watch(&storage, &charging, options)
         .await
         .expect("run succeeds");
     let mut files: Vec<_> = std::fs::read_dir(dir.join("datasets/default"))

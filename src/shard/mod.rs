@@ -75,6 +75,12 @@ pub enum ShardError {
     NoActorId,
 }
 
+impl From<ShardError> for RunError {
+    fn from(error: ShardError) -> Self {
+        RunError::Setup(error.to_string())
+    }
+}
+
 /// Runs a sharded watch: the coordinator of `input.shards` shard runs.
 pub async fn coordinate(
     storage: &impl Storage,

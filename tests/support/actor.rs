@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use mcp_surface_ledger::mcp::Era;
 use mcp_surface_ledger::platform::{ApiClient, Charging, LocalStorage, PlatformEnv};
 use mcp_surface_ledger::risk;
-use mcp_surface_ledger::run::{self, RunError, RunOptions, RunOutcome};
+use mcp_surface_ledger::run::{RunError, RunOptions, RunOutcome};
 use mcp_surface_ledger::surface::{ServerIdentity, Surface, hash_value};
 use serde_json::{Map, Value, json};
 
@@ -72,7 +72,7 @@ impl RunDir {
             input_secrets: env.input_secrets.clone(),
             ..RunOptions::default()
         };
-        run::run(&storage, &charging, options).await
+        mcp_surface_ledger::actor::watch(&storage, &charging, options).await
     }
 
     /// Runs the Actor and panics unless it finished.

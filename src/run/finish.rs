@@ -1,0 +1,145 @@
+//! Stage 4, finishing: rows in input order, the summary row, OUTPUT, REPORT, the insight cache,
+//! the ledger index (last, once) and the sweep; the terminal status message.
+
+use chrono::Utc;
+
+use super::outcome::ServerResult;
+use super::{RunError, RunOutcome};
+use crate::input::Input;
+use crate::insight::InsightCache;
+use crate::ledger::Ledger;
+use crate::platform::{Charging, Item, Record, Storage, Store};
+use crate::registry::Fleet;
+use crate::report::{ChangeRow, SummaryRow, count_of};
+
+/// How many dataset items are serialized before they are pushed.
+pub(super) const ITEMS_PER_PUSH: usize = 100;
+
+/// Writes rows, OUTPUT, the report, the insight cache and, last, the ledger index (surface
+/// records were written while outcomes were recorded).
+pub(super) async fn finish(
+    storage: &impl Storage,
+    charging: &Charging,
+    ledger: &mut Ledger,
+    insight: &mut InsightCache,
+    input: &Input,
+    fleet: &Fleet,
+    results: Vec<ServerResult>,
+) -> Result<RunOutcome, RunError> {
+    let mut items = Vec::new();
+    let mut server_rows = Vec::new();
+    let mut change_rows = Vec::new();
+    let mut gate_tripped = false;
+    for result in results {
+        gate_tripped |= input.fail_on.is_tripped_by_any(&result.changes);
+        let observed_at = result.row.observed_at.unwrap_or_else(Utc::now);
+        let rows: Vec<ChangeRow> = result
+            .changes
+            .iter()
+            .map(|c| ChangeRow::of(&result.row.server_url, c, observed_at))
+            .collect();
+        // The per-tool summaries exist only while the row is serialized: the summary row and
+        // the report do not use them.
+        let mut row = result.row;
+        if let Some(tools) = &result.tools {
+            row.tools = tools.summaries();
+        }
+        items.push(Item::of(&row)?);
+        row.tools = Vec::new();
+        for change_row in &rows {
+            items.push(Item::of(change_row)?);
+        }
+        server_rows.push(row);
+        change_rows.extend(rows);
+        if let Some((key, computed)) = result.insight {
+            insight.insert(key, computed);
+        }
+        // Rows go out in input order, a batch at a time, so a large fleet's serialized rows
+        // are not all held at once (the platform backend splits a push into requests anyway).
+        if items.len() >= ITEMS_PER_PUSH {
+            storage.push_items(&items).await?;
+            items.clear();
+        }
+    }
+    let mut summary = SummaryRow::tally(&server_rows, &change_rows);
+    summary.alert_on = input.alert_on_names();
+    summary.ledger_name = input.ledger_name.clone();
+    summary.registry_skipped_stdio = fleet.skipped_stdio;
+    summary.registry_error = fleet.registry_error.clone();
+    summary.charges = charging.summary();
+    items.push(Item::of(&summary)?);
+    storage.push_items(&items).await?;
+    let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
+    storage
+        .put_record(Store::Default, "OUTPUT", Record::json(summary_bytes))
+        .await?;
+    let report = crate::report::html::render(&crate::report::html::Page::of_run(
+        &summary,
+        &server_rows,
+        &change_rows,
+    ));
+    let report = Record {
+        bytes: report.into_bytes(),
+        content_type: "text/html; charset=utf-8".to_string(),
+    };
+    storage.put_record(Store::Default, "REPORT", report).await?;
+    ledger.evict();
+    // The cache keeps what the index names, the most recently seen servers first.
+    let mut entries: Vec<_> = ledger.servers.values().collect();
+    entries.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
+    insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
+    insight.save(storage, &input.ledger_name).await;
+    ledger.save(storage).await?;
+    match crate::sweep::sweep(storage, Utc::now()).await {
+        Ok(0) => {}
+        Ok(deleted) => tracing::info!(deleted, "unreferenced surface records swept"),
+        Err(error) => tracing::warn!(%error, "surface records not swept"),
+    }
+    storage
+        .set_status_message(&final_status(&summary), true)
+        .await?;
+    Ok(RunOutcome {
+        summary,
+        gate_tripped,
+        failed_shards: 0,
+    })
+}
+
+/// The terminal status message: the run's verdict in one line. It names everything that keeps
+/// a run from being clean (a fleet source that failed, servers not read for the budget,
+/// deferred changes), so a scheduled run never looks all-clear when it is not.
+pub fn final_status(summary: &SummaryRow) -> String {
+    let high = summary
+        .changes_by_severity
+        .get("high")
+        .copied()
+        .unwrap_or(0);
+    let mut parts = vec![
+        count_of(summary.servers_requested, "server"),
+        format!("{} changed", count_of(summary.servers_changed, "server")),
+        count_of(high, "high-severity change"),
+        format!("{} unreachable", summary.servers_unreachable),
+    ];
+    let extras = [
+        (summary.servers_requiring_auth, "require auth"),
+        (summary.servers_blocked, "blocked"),
+        (
+            summary.servers_budget_exhausted,
+            "not read (maximum total charge reached)",
+        ),
+        (
+            summary.servers_deferred,
+            "deferred (changes kept for the next run)",
+        ),
+    ];
+    for (count, what) in extras {
+        if count > 0 {
+            parts.push(format!("{count} {what}"));
+        }
+    }
+    let mut text = parts.join(", ");
+    if let Some(error) = &summary.registry_error {
+        text.push_str(&format!("; MCP Registry not read: {error}"));
+    }
+    text
+}

@@ -1,0 +1,325 @@
+//! One Actor run, start to finish.
+//!
+//! ```text
+//! INPUT ─► Input ─► targets::plan ─► Ledger::load
+//!       ─► probe every target (`concurrency` in flight, per-server and run deadlines)
+//!       ─► per server, as outcomes arrive: surface, diff against the ledger, rows, ledger
+//!          update; its new surface record is written meanwhile (8 in flight)
+//!       ─► dataset rows in input order, summary row, OUTPUT ─► REPORT ─► insight cache
+//!       ─► ledger index (last, once, after every surface record was written)
+//! ```
+//! This module only orchestrates: every decision of substance lives in the module that owns it.
+
+mod charge;
+mod finish;
+mod fleet;
+mod outcome;
+mod probe;
+mod record;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::time::Instant as TokioInstant;
+
+use crate::input::{Input, InputError};
+use crate::insight::InsightCache;
+use crate::ledger::{Ledger, LedgerError};
+use crate::mcp::Era;
+use crate::net::{self, Lookup, PolicyMode};
+use crate::platform::secrets::InputSecrets;
+use crate::platform::{Charging, Storage, StorageError};
+use crate::report::{SummaryRow, count_of};
+use crate::targets::{self, Planned, TargetRules};
+use charge::{Payer, charge};
+use finish::finish;
+use fleet::{blocked_result, over_budget_result, read_input, split_by_budget, templated_result};
+use outcome::{Outcome, Probed, ServerResult};
+use probe::{Job, Slots, SurfaceWriter, cpu_count, probe_jobs, probe_one};
+use record::{log_verdict, record_outcome};
+
+pub use finish::final_status;
+pub(crate) use fleet::{gather_fleet, http_client, templated_row};
+
+/// Exit code of a run whose gate tripped.
+pub const EXIT_GATE: i32 = 1;
+
+/// Exit code of a run refused for bad input.
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+/// Exit code of a run that failed at runtime (storage, ledger).
+pub const EXIT_RUNTIME: i32 = 3;
+
+/// How the operator started the run (never from INPUT).
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Key of the INPUT record in the default store.
+    pub input_key: String,
+    /// INPUT bytes given on the command line, replacing the stored record.
+    pub input_override: Option<Vec<u8>>,
+    /// Operator override: loopback and private targets may be contacted.
+    pub allow_private_targets: bool,
+    /// Test and diagnosis aid: speak only this protocol era.
+    pub force_era: Option<Era>,
+    /// Test aid: resolve names through this lookup instead of the system resolver.
+    pub lookup: Option<Arc<dyn Lookup>>,
+    /// The key that decrypts secret input fields (Apify platform runs).
+    pub input_secrets: InputSecrets,
+    /// On the Apify platform: the runs of this Actor that a sharded watch starts, one per
+    /// shard. `None` runs the shards in this process.
+    pub shard_runs: Option<crate::platform::Runs>,
+}
+
+/// What a finished run reports to `main`.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The summary row that was written.
+    pub summary: SummaryRow,
+    /// Whether the `fail_on` gate tripped.
+    pub gate_tripped: bool,
+    /// A sharded watch only: shards whose run failed (the others' rows were still written).
+    pub failed_shards: usize,
+}
+
+impl RunOutcome {
+    /// The process exit code of a run that finished: [`EXIT_RUNTIME`] when shards failed or
+    /// when the fleet source (the MCP Registry) failed and no server was checked (a scheduler
+    /// must not see that as all-clear), [`EXIT_GATE`] when the gate tripped, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.failed_shards > 0 || self.fleet_source_failed() {
+            EXIT_RUNTIME
+        } else if self.gate_tripped {
+            EXIT_GATE
+        } else {
+            0
+        }
+    }
+
+    /// The registry could not be read and no server was checked.
+    pub fn fleet_source_failed(&self) -> bool {
+        self.summary.registry_error.is_some() && self.summary.servers_checked == 0
+    }
+}
+
+/// Why a run could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The input was refused; nothing was contacted and the ledger is untouched.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The ledger could not be read or written.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// A store could not be read or written.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The HTTP client could not be set up.
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+    /// The run cannot start in this environment (e.g. a sharded watch on the platform without
+    /// the Actor id its shard runs need).
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl RunError {
+    /// The process exit code for this failure.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Input(_) => EXIT_BAD_INPUT,
+            _ => EXIT_RUNTIME,
+        }
+    }
+}
+
+/// The pay-per-event events of seed 000.
+pub const EVENT_RUN_START: &str = "run_start";
+
+/// Charged once per server whose ledger status is `created` or `compared`.
+pub const EVENT_SERVER_CHECKED: &str = "server_checked";
+
+/// Charged once per change row.
+pub const EVENT_CHANGE_RECORDED: &str = "surface_change_recorded";
+
+/// How often the progress status message may be updated while probing.
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Reads and validates INPUT; a refused input is also the terminal status message. Returns
+/// the input and the input as given (secret fields still encrypted), which a sharded watch
+/// passes on to its shard runs.
+pub async fn read_checked_input(
+    storage: &impl Storage,
+    options: &RunOptions,
+) -> Result<(Input, serde_json::Value), RunError> {
+    match read_input(storage, options).await {
+        Ok(read) => Ok(read),
+        Err(error) => {
+            let message = format!("Input refused: fix {}", error.fields().join(", "));
+            storage.set_status_message(&message, true).await?;
+            Err(error.into())
+        }
+    }
+}
+
+/// One run over a validated input (the whole watch, or one shard of it).
+pub async fn run_with_input(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: &RunOptions,
+    input: Input,
+) -> Result<RunOutcome, RunError> {
+    let rules = TargetRules {
+        mode: if options.allow_private_targets {
+            PolicyMode::AllowPrivate
+        } else {
+            PolicyMode::Public
+        },
+        allowed_hosts: input.allowed_hosts.clone(),
+        credentials: input.server_credentials.clone(),
+    };
+    let mut ledger = Ledger::load(storage, &input.ledger_name).await?;
+    let mut insight = InsightCache::load(storage, &input.ledger_name).await;
+    let client = http_client(&input, options)?;
+    let fleet = gather_fleet(storage, &client, &input).await;
+    let planned = targets::plan(&fleet.entries, &rules);
+
+    charge(charging, EVENT_RUN_START, 1).await;
+    let (probe_targets, over_budget) =
+        split_by_budget(&planned, charging.affordable(EVENT_SERVER_CHECKED));
+    let now = Utc::now();
+    let mut results: Vec<(usize, ServerResult)> = Vec::with_capacity(planned.len());
+    for (offset, remote) in fleet.templated.iter().enumerate() {
+        let index = fleet.entries.len() + offset;
+        results.push((index, templated_result(remote, now)));
+    }
+    for plan in &planned {
+        if let Planned::Blocked(blocked) = plan {
+            results.push((blocked.index, blocked_result(blocked, now)));
+        }
+    }
+    for target in &over_budget {
+        results.push((target.index, over_budget_result(target, &ledger, now)));
+    }
+    for (_, result) in &results {
+        log_verdict(&result.row);
+    }
+    let jobs = probe_jobs(&input, options, &ledger, &insight, probe_targets);
+    let probed =
+        probe_and_record(storage, charging, &client, &input, &mut ledger, jobs, now).await?;
+    results.extend(probed);
+    results.sort_by_key(|(index, _)| *index);
+    let results = results
+        .into_iter()
+        .map(|(index, mut result)| {
+            if let Some(name) = fleet.registry_names.get(index).cloned().flatten() {
+                result.row.registry_name = Some(name);
+            }
+            result
+        })
+        .collect();
+    finish(
+        storage,
+        charging,
+        &mut ledger,
+        &mut insight,
+        &input,
+        &fleet,
+        results,
+    )
+    .await
+}
+
+/// Probes every target with at most `concurrency` in flight, under both deadlines, and records
+/// each outcome as soon as it arrives. Probes run as their own tasks, so recording one server
+/// never holds up the others.
+async fn probe_and_record(
+    storage: &impl Storage,
+    charging: &Charging,
+    client: &net::Client,
+    input: &Input,
+    ledger: &mut Ledger,
+    jobs: Vec<Job>,
+    now: DateTime<Utc>,
+) -> Result<Vec<(usize, ServerResult)>, RunError> {
+    let run_deadline = TokioInstant::now() + input.max_run_time;
+    let total = jobs.len();
+    let server_budget = input.max_server_time;
+    // A feeder hands out `concurrency` slots in input order; each probe then runs as its own
+    // task and reports back through a channel, so recording one outcome never holds up the
+    // next probe, and servers late in the list are the ones a run deadline cuts.
+    let slots = Arc::new(Semaphore::new(input.concurrency));
+    let preparers = Arc::new(Semaphore::new(cpu_count()));
+    let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
+    let feeder_client = client.clone();
+    tokio::spawn(async move {
+        for job in jobs {
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                break;
+            };
+            let report = report.clone();
+            let client = feeder_client.clone();
+            let preparers = preparers.clone();
+            tokio::spawn(async move {
+                let (index, fallback) = (job.target.index, job.target.clone());
+                let slots = Slots {
+                    network: slot,
+                    preparers,
+                };
+                let probe = probe_one(client, slots, job, server_budget, run_deadline);
+                let outcome = tokio::spawn(probe).await.unwrap_or_else(|error| Outcome {
+                    target: fallback,
+                    probed: Probed::Crashed(error.to_string()),
+                    elapsed: Duration::ZERO,
+                    index,
+                });
+                // The receiver lives until every sender is gone; a failed send cannot happen.
+                let _ = report.send(outcome);
+            });
+        }
+    });
+    let mut results = Vec::with_capacity(total);
+    let mut changes_seen = 0usize;
+    let mut last_progress = Instant::now();
+    let mut surfaces = SurfaceWriter::new(storage);
+    loop {
+        let outcome = tokio::select! {
+            written = surfaces.next_done() => {
+                written?;
+                continue;
+            }
+            outcome = outcomes.recv() => match outcome {
+                Some(outcome) => outcome,
+                None => break,
+            },
+        };
+        let index = outcome.index;
+        let payer = Payer {
+            charging,
+            unsettled: (total - results.len()) as u64,
+        };
+        let mut result = record_outcome(storage, &payer, ledger, input, outcome, now).await?;
+        if let Some((key, record)) = result.surface_write.take() {
+            surfaces.write(key, record).await?;
+        }
+        log_verdict(&result.row);
+        changes_seen += result.changes.len();
+        results.push((index, result));
+        // The first verdict is reported at once (the user sees the run move), later ones at
+        // most every PROGRESS_INTERVAL, which keeps status calls cheap for large fleets.
+        if results.len() == 1 || last_progress.elapsed() >= PROGRESS_INTERVAL {
+            last_progress = Instant::now();
+            let message = format!(
+                "Checked {}/{total} servers, {}",
+                results.len(),
+                count_of(changes_seen, "change")
+            );
+            if let Err(error) = storage.set_status_message(&message, false).await {
+                tracing::warn!(%error, "cannot update the status message");
+            }
+        }
+    }
+    surfaces.finish().await?;
+    Ok(results)
+}

@@ -1,0 +1,176 @@
+//! What a probe yields and what one server contributes to the run: shared by the stages.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::diff::Change;
+use crate::ledger::StoredSurface;
+use crate::mcp::{Era, Observation, ProbeFailure};
+use crate::platform::Record;
+use crate::report::{LedgerStatus, ServerRow, ToolSummaries, mark_repeated_keys, summarize_tools};
+use crate::surface::{DIGEST_ALGORITHM, Surface};
+use crate::targets::Target;
+
+/// How probing one target ended.
+pub(super) enum Probed {
+    Read(Box<Prepared>),
+    Failed(Box<ProbeFailure>),
+    TimedOut,
+    RunDeadline,
+    /// The probe task panicked (a bug); reported, never fatal for the run.
+    Crashed(String),
+    /// The server answered, but its tool list cannot be used.
+    Unusable(String),
+}
+
+/// A read surface with everything that does not depend on the ledger already computed, in the
+/// probe's own task (so both cores share the hashing and the risk assessment).
+pub(super) struct Prepared {
+    pub(super) observation: Observation,
+    pub(super) surface: Surface,
+    pub(super) tool_digest: String,
+    /// Key of the stored surface record ([`StoredSurface::key_for`]).
+    pub(super) surface_key: String,
+    /// The surface's insight, as cached (no duplicate-key findings).
+    pub(super) insight: Arc<ToolSummaries>,
+    /// `(tool name, pointer)` of every object key the served JSON repeated.
+    pub(super) repeated_keys: Vec<(String, String)>,
+    /// The compressed surface record, built here when the ledger does not name this surface
+    /// yet (a first read or a change), so compressing happens on both cores during probing
+    /// instead of one after the other while outcomes are recorded.
+    pub(super) record: Option<Record>,
+}
+
+/// What the ledger already holds for a server, handed to its probe task.
+#[derive(Debug, Default)]
+pub(super) struct Known {
+    /// The surface key the ledger entry names.
+    pub(super) surface_key: Option<String>,
+    /// Insight an earlier run computed for that surface key.
+    pub(super) insight: Option<Arc<ToolSummaries>>,
+}
+
+/// Insight an earlier run computed, with the surface key it belongs to.
+pub(super) type CachedInsight = (String, Arc<ToolSummaries>);
+
+impl Prepared {
+    /// Builds the surface, its insight and, for a surface the ledger does not hold yet, its
+    /// record; the cached insight is reused when the surface key is the one the ledger names.
+    pub(super) fn of(mut observation: Observation, known: Known) -> Result<Self, String> {
+        let tools = std::mem::take(&mut observation.tools);
+        let repeated_keys = observation.repeated_keys_by_tool(&tools);
+        let surface = Surface::from_tools(observation.identity(), tools)
+            .map_err(|error| format!("the tool list is not usable: {error}"))?;
+        for invalid in &surface.invalid_tools {
+            tracing::warn!(
+                url = %observation.final_url,
+                index = invalid.index,
+                name = invalid.name.as_deref().unwrap_or(""),
+                "tool definition left out of the surface: {}",
+                invalid.detail
+            );
+        }
+        let tool_digest = surface.tool_digest();
+        let surface_key = StoredSurface::key_for(&surface.identity, &tool_digest);
+        let stored = known.surface_key.as_deref() == Some(surface_key.as_str());
+        let insight = match known.insight {
+            Some(insight) if stored => insight,
+            _ => Arc::new(summarize_tools(&surface)),
+        };
+        let record = (!stored).then(|| StoredSurface::record_of(&surface));
+        Ok(Prepared {
+            tool_digest,
+            surface_key,
+            insight,
+            repeated_keys,
+            record,
+            observation,
+            surface,
+        })
+    }
+
+    /// The summaries for the row: the insight plus this answer's duplicate-key findings.
+    pub(super) fn row_summaries(&self) -> ToolSummaries {
+        row_summaries(&self.insight, &self.repeated_keys)
+    }
+}
+
+/// The insight plus the duplicate-key findings of one answer.
+pub(super) fn row_summaries(
+    insight: &ToolSummaries,
+    repeated_keys: &[(String, String)],
+) -> ToolSummaries {
+    let mut summaries = insight.clone();
+    mark_repeated_keys(&mut summaries, repeated_keys);
+    summaries
+}
+
+/// Where a server row's per-tool summaries come from. The row's `tools` stay empty until the
+/// row is serialized: a fleet's rows wait for the end of the run, and holding a copy of every
+/// surface's summaries there would double what the insight cache already holds.
+pub(super) struct RowTools {
+    pub(super) insight: Arc<ToolSummaries>,
+    pub(super) repeated_keys: Vec<(String, String)>,
+}
+
+impl RowTools {
+    /// The row's `tools`.
+    pub(super) fn summaries(&self) -> Vec<crate::report::ToolSummary> {
+        row_summaries(&self.insight, &self.repeated_keys).0
+    }
+}
+
+/// The probe result of one target with the wall time it took.
+pub(super) struct Outcome {
+    pub(super) target: Target,
+    pub(super) probed: Probed,
+    pub(super) elapsed: Duration,
+    pub(super) index: usize,
+}
+
+/// Everything one server contributed to the run's output.
+pub(super) struct ServerResult {
+    pub(super) row: ServerRow,
+    /// The changes that become rows (already filtered by `alert_on`).
+    pub(super) changes: Vec<Change>,
+    /// The new surface record to store, `(key, record)`; taken and written while outcomes
+    /// are recorded.
+    pub(super) surface_write: Option<(String, Record)>,
+    /// The insight of the surface the ledger entry now names, for the cache.
+    pub(super) insight: Option<CachedInsight>,
+    /// The row's per-tool summaries, filled in when the row is serialized.
+    pub(super) tools: Option<RowTools>,
+}
+
+pub(super) fn base_row(now: DateTime<Utc>) -> ServerRow {
+    ServerRow {
+        record_type: "server",
+        digest_algorithm: DIGEST_ALGORITHM,
+        observed_at: Some(now),
+        ..ServerRow::default()
+    }
+}
+
+pub(super) fn era_name(era: Era) -> &'static str {
+    match era {
+        Era::Modern => "modern",
+        Era::Classic => "classic",
+        Era::LegacySse => "legacy_sse",
+    }
+}
+
+/// The result of a server whose ledger entry stays as it was (not read, or not usable).
+pub(super) fn unavailable_result(row: ServerRow) -> ServerResult {
+    ServerResult {
+        row: ServerRow {
+            ledger_status: Some(LedgerStatus::Unavailable),
+            ..row
+        },
+        changes: Vec::new(),
+        surface_write: None,
+        insight: None,
+        tools: None,
+    }
+}

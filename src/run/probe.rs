@@ -1,0 +1,196 @@
+//! Stage 2, probing: the jobs in input order, `concurrency` probes in flight under the per-server
+//! and run deadlines, the surface work on the blocking pool, and the surface records written
+//! while the run goes on.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant as TokioInstant;
+
+use super::RunOptions;
+use super::outcome::{Known, Outcome, Prepared, Probed};
+use crate::input::Input;
+use crate::insight::InsightCache;
+use crate::ledger::Ledger;
+use crate::mcp::{self, Observation, ProbeOptions};
+use crate::net::{self};
+use crate::platform::{Record, Storage, StorageError, Store};
+use crate::targets::Target;
+
+/// One server to probe, with what the ledger already knows about it.
+pub(super) struct Job {
+    pub(super) target: Target,
+    pub(super) options: ProbeOptions,
+    pub(super) known: Known,
+}
+
+/// The probe jobs in input order: the era that worked last time is tried first, and the
+/// insight of the surface the ledger names goes along for reuse.
+pub(super) fn probe_jobs(
+    input: &Input,
+    options: &RunOptions,
+    ledger: &Ledger,
+    insight: &InsightCache,
+    targets: Vec<Target>,
+) -> Vec<Job> {
+    targets
+        .into_iter()
+        .map(|target| {
+            let entry = ledger.entry(&target.ledger_key());
+            let surface_key = entry.and_then(|e| e.surface_key.clone());
+            let known = Known {
+                insight: surface_key.as_deref().and_then(|key| insight.get(key)),
+                surface_key,
+            };
+            let options = ProbeOptions {
+                count_resources_and_prompts: input.count_resources_and_prompts,
+                preferred_era: entry.and_then(|e| e.era),
+                force_era: options.force_era,
+                probe_oauth_metadata: input.probe_oauth_metadata,
+                ..ProbeOptions::default()
+            };
+            Job {
+                target,
+                options,
+                known,
+            }
+        })
+        .collect()
+}
+
+/// How many surface records are written at the same time: on the platform each is an API
+/// request, so writing them one after the other would cost a round trip per new surface.
+pub(super) const SURFACE_WRITES_IN_FLIGHT: usize = 8;
+
+/// Writes new surface records while the run goes on, so that storing them overlaps with
+/// probing instead of following it. Each key is written once (servers serving the same surface
+/// share its content-addressed record). Every write completes before the index is written:
+/// a failure stops the run first, so the index never names a record that was not stored.
+pub(super) struct SurfaceWriter<'a, S: Storage> {
+    pub(super) storage: &'a S,
+    pub(super) started: std::collections::HashSet<String>,
+    pub(super) in_flight: FuturesUnordered<BoxFuture<'a, Result<(), StorageError>>>,
+}
+
+impl<'a, S: Storage> SurfaceWriter<'a, S> {
+    pub(super) fn new(storage: &'a S) -> Self {
+        SurfaceWriter {
+            storage,
+            started: std::collections::HashSet::new(),
+            in_flight: FuturesUnordered::new(),
+        }
+    }
+
+    /// Starts writing `record` under `key` (unless this run already did), first waiting for
+    /// a write to finish when [`SURFACE_WRITES_IN_FLIGHT`] are under way.
+    pub(super) async fn write(&mut self, key: String, record: Record) -> Result<(), StorageError> {
+        if !self.started.insert(key.clone()) {
+            return Ok(());
+        }
+        while self.in_flight.len() >= SURFACE_WRITES_IN_FLIGHT {
+            self.next_done().await?;
+        }
+        let storage = self.storage;
+        self.in_flight.push(Box::pin(async move {
+            storage.put_record(Store::Ledger, &key, record).await
+        }));
+        Ok(())
+    }
+
+    /// The result of the next write to finish; never ready while none is under way.
+    pub(super) async fn next_done(&mut self) -> Result<(), StorageError> {
+        match self.in_flight.next().await {
+            Some(result) => result,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Waits for every write under way.
+    pub(super) async fn finish(mut self) -> Result<(), StorageError> {
+        while let Some(result) = self.in_flight.next().await {
+            result?;
+        }
+        Ok(())
+    }
+}
+
+/// How many CPUs the surface work may use at once (at least one).
+pub(super) fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// What one probe task holds and waits for: its place among the `concurrency` servers in
+/// flight, and the pool of CPU slots its surface work waits for once the answers are in.
+pub(super) struct Slots {
+    pub(super) network: OwnedSemaphorePermit,
+    pub(super) preparers: Arc<Semaphore>,
+}
+
+pub(super) async fn probe_one(
+    client: net::Client,
+    slots: Slots,
+    job: Job,
+    server_budget: Duration,
+    run_deadline: TokioInstant,
+) -> Outcome {
+    let Job {
+        target,
+        options,
+        known,
+    } = job;
+    let index = target.index;
+    let started = Instant::now();
+    let now = TokioInstant::now();
+    if now >= run_deadline {
+        return Outcome {
+            target,
+            probed: Probed::RunDeadline,
+            elapsed: Duration::ZERO,
+            index,
+        };
+    }
+    let server_deadline = now + server_budget;
+    let deadline = server_deadline.min(run_deadline);
+    let client = client.with_credential(target.credential.clone());
+    let read = tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await;
+    // The server's response time: the surface work below is ours, not the server's.
+    let elapsed = started.elapsed();
+    let probed = match read {
+        Ok(Ok(observation)) => {
+            drop(slots.network); // the network part is done: let the next server start
+            prepare(&slots.preparers, observation, known).await
+        }
+        Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
+        Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
+        Err(_) => Probed::TimedOut,
+    };
+    Outcome {
+        target,
+        probed,
+        elapsed,
+        index,
+    }
+}
+
+/// Builds the surface, its insight and record ([`Prepared::of`]): milliseconds of CPU per
+/// server. It runs on the blocking pool, at most one per CPU, so the runtime's workers stay
+/// free to read the answers of the servers in flight (and so release their slots on time)
+/// instead of sharing the CPUs with a thread per finished probe.
+pub(super) async fn prepare(
+    preparers: &Semaphore,
+    observation: Observation,
+    known: Known,
+) -> Probed {
+    // The semaphore is never closed, so acquiring cannot fail; if it did, work unthrottled.
+    let _cpu = preparers.acquire().await.ok();
+    let work = tokio::task::spawn_blocking(move || Prepared::of(observation, known));
+    match work.await {
+        Ok(Ok(prepared)) => Probed::Read(Box::new(prepared)),
+        Ok(Err(problem)) => Probed::Unusable(problem),
+        Err(error) => Probed::Crashed(error.to_string()),
+    }
+}
