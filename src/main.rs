@@ -44,15 +44,33 @@ struct Cli {
     #[arg(long, value_name = "DIR")]
     storage_dir: Option<PathBuf>,
 
+    #[command(flatten)]
+    probe: ProbeFlags,
+}
+
+/// The flags of the commands that probe servers (Actor mode, `snapshot`, `diff`); `serve`
+/// never probes, so it does not take them.
+#[derive(Debug, Clone, Default, clap::Args)]
+struct ProbeFlags {
     /// Allow loopback and private-network targets (for self-hosted fleets and tests).
     /// Cloud metadata and reserved addresses stay blocked. Refused on the Apify platform.
-    #[arg(long, global = true, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
+    #[arg(long, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
     allow_private_targets: bool,
 
     /// Speak only this protocol era (`modern` = 2026-07-28 stateless, `classic` = initialize
     /// handshake). For diagnosis and tests; normally the era is detected.
-    #[arg(long, value_name = "ERA", global = true, hide = true, value_parser = parse_era)]
+    #[arg(long, value_name = "ERA", hide = true, value_parser = parse_era)]
     force_era: Option<Era>,
+}
+
+impl ProbeFlags {
+    /// The settings of these flags, with `outer` (given before the subcommand) as fallback.
+    fn settings(&self, outer: &ProbeFlags) -> ProbeSettings {
+        ProbeSettings {
+            allow_private_targets: self.allow_private_targets || outer.allow_private_targets,
+            force_era: self.force_era.or(outer.force_era),
+        }
+    }
 }
 
 /// The one-shot commands; without one, the program runs as the Actor.
@@ -63,6 +81,8 @@ enum Command {
     Snapshot {
         /// The server's MCP endpoint (http or https).
         url: String,
+        #[command(flatten)]
+        probe: ProbeFlags,
     },
     /// Print the changes between two sides: each a snapshot file, a tools/list result file,
     /// `-` for standard input, or a URL to probe now.
@@ -78,9 +98,12 @@ enum Command {
         /// medium, any or never. The output is printed first.
         #[arg(long, value_name = "LEVEL", default_value = "never")]
         fail_on: FailOn,
+        #[command(flatten)]
+        probe: ProbeFlags,
     },
-    /// Serve the ledger read-only over HTTP: a JSON API (`GET /ledgers/{name}/servers`, ...,
-    /// `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
+    /// Serve the ledger read-only over HTTP: pages for a browser (`GET /`), an Atom feed of
+    /// changes (`/changes.atom`), a JSON API (`GET /ledgers`, `GET /ledgers/{name}/servers`,
+    /// ..., `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
     Serve {
         /// Port to listen on [default: $ACTOR_STANDBY_PORT, else 4321]; 0 picks a free port.
         #[arg(long, value_name = "N")]
@@ -92,6 +115,16 @@ enum Command {
         /// $APIFY_LOCAL_STORAGE_DIR or ./storage].
         #[arg(long, value_name = "DIR")]
         storage_dir: Option<PathBuf>,
+        /// Also answer requests whose `Host` (or `Origin`) is this name, e.g. a reverse
+        /// proxy's; loopback names and IP addresses are always answered. Repeatable or
+        /// comma-separated.
+        #[arg(
+            long = "allow-host",
+            value_name = "NAME",
+            env = "LEDGER_ALLOWED_HOSTS",
+            value_delimiter = ','
+        )]
+        allowed_hosts: Vec<String>,
     },
 }
 
@@ -145,38 +178,49 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let settings = ProbeSettings {
-        allow_private_targets: cli.allow_private_targets,
-        force_era: cli.force_era,
-    };
+    let outer = cli.probe;
     match cli.command {
         None if serve::is_standby_start(|name| std::env::var(name).ok()) => {
-            serve_command(ServeArgs::default())
+            serve_command(ServeArgs {
+                storage_dir: cli.storage_dir,
+                allowed_hosts: allowed_hosts_from_env(),
+                ..ServeArgs::default()
+            })
         }
-        None => actor_mode(cli.input, cli.storage_dir, settings),
+        None => actor_mode(cli.input, cli.storage_dir, outer.settings(&outer)),
         Some(Command::Serve {
             port,
             host,
             storage_dir,
+            allowed_hosts,
         }) => serve_command(ServeArgs {
             port,
             host,
             storage_dir,
+            allowed_hosts,
         }),
-        Some(Command::Snapshot { url }) => snapshot_command(&url, settings),
+        Some(Command::Snapshot { url, probe }) => snapshot_command(&url, probe.settings(&outer)),
         Some(Command::Diff {
             before,
             after,
             format,
             fail_on,
+            probe,
         }) => diff_command(DiffArgs {
             before: Source::parse(&before),
             after: Source::parse(&after),
             format,
             fail_on,
-            settings,
+            settings: probe.settings(&outer),
         }),
     }
+}
+
+/// `LEDGER_ALLOWED_HOSTS` for a Standby start (no `serve` subcommand to parse it).
+fn allowed_hosts_from_env() -> Vec<String> {
+    std::env::var(serve::hosts::ALLOWED_HOSTS_ENV)
+        .map(|names| names.split(',').map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 fn actor_mode(
