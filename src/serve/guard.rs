@@ -39,7 +39,14 @@ pub async fn declared_size(request: Request, next: Next) -> Response {
         .and_then(|text| text.trim().parse::<u64>().ok());
     match declared {
         Some(length) if length > super::MAX_BODY_BYTES as u64 => {
-            let mut response = ServeError::TooLarge(super::MAX_BODY_BYTES).into_response();
+            let refusal = ServeError::TooLarge(super::MAX_BODY_BYTES);
+            let mut response = if request.uri().path().starts_with(super::MCP_PATH) {
+                let body = json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": INVALID_REQUEST, "message": refusal.to_string()}});
+                (refusal.status(), axum::Json(body)).into_response()
+            } else {
+                refusal.into_response()
+            };
             // The unread body makes the connection unusable for a next request.
             response
                 .headers_mut()

@@ -14,7 +14,7 @@ use crate::report::html::escape;
 pub const MAX_BARS: usize = 60;
 
 const WIDTH: f64 = 600.0;
-const HEIGHT: f64 = 150.0;
+const HEIGHT: f64 = 130.0;
 const TOP: f64 = 10.0;
 const BOTTOM: f64 = 22.0;
 

@@ -23,14 +23,16 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe
 
 /// Rules the pages add to the report's style.
 const PAGE_STYLE: &str = r#"
-body { overflow-wrap: anywhere; }
+body { overflow-wrap: break-word; }
+td.url, .url, code, dd, h1, pre { overflow-wrap: anywhere; }
+.sev, th { white-space: nowrap; }
 nav.top { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; }
 nav.top a { font-weight: 600; }
 nav.ledgers { margin: 6px 0; }
 nav.ledgers a, nav.ledgers strong { display: inline-block; margin: 2px 8px 2px 0; }
 a { color: #0b57d0; }
 code { overflow-wrap: anywhere; }
-svg.timeline { width: 100%; height: auto; max-height: 220px; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
+svg.timeline { display: block; width: 100%; height: auto; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
 svg.timeline .axis { stroke: var(--line); }
 svg.timeline .tick { font-size: 10px; fill: var(--muted); }
 .bar-high { fill: var(--high); } .bar-medium { fill: #d08a00; } .bar-low { fill: #6b93c4; }
