@@ -342,7 +342,7 @@ async fn the_pages_show_the_ledger_safely_in_a_browser() {
         !dom.contains("sharded-shard-1-of-2"),
         "a sharded watch is one fleet"
     );
-    assert_inert(&dom, "fleet", &[hostile_name.clone()]);
+    assert_inert(&dom, "fleet", std::slice::from_ref(&hostile_name));
     let phone = assert_fits_phone(&html, "fleet");
     screenshots(&url, &phone, "fleet");
 

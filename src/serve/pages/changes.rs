@@ -56,12 +56,12 @@ fn form(body: &mut String, nav: &Nav, filter: &ChangeFilter) {
     );
     select(body, "severity", severity_names(), &filter.severities);
     select(body, "class", class_names(), &filter.classes);
-    let _ = write!(
+    let _ = writeln!(
         body,
         "<label>server URL<input type=\"text\" name=\"server\" value=\"{}\"></label>\
          <label>since (RFC 3339)<input type=\"text\" name=\"since\" value=\"{}\" \
          placeholder=\"2026-01-31T00:00:00Z\"></label><button type=\"submit\">Filter</button> \
-         <a href=\"{}\">clear</a></form>\n",
+         <a href=\"{}\">clear</a></form>",
         escape(filter.server.as_deref().unwrap_or_default()),
         escape(&filter.since.map(|t| t.to_rfc3339()).unwrap_or_default()),
         href("changes", &super::layout::ledger_query(&nav.ledger))

@@ -1,6 +1,7 @@
 //! The timeline chart: changes per run over time, one stacked bar per run (high at the bottom,
-//! then medium, then low), as inline SVG. Pure; the only text is dates and counts, escaped
-//! anyway.
+//! then medium, then low), as inline SVG that stretches to the page width, with its scale and
+//! dates as HTML beneath (text inside a stretched SVG would stretch too). Pure; the only text
+//! is dates and counts, escaped anyway.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,9 +15,9 @@ use crate::report::html::escape;
 pub const MAX_BARS: usize = 60;
 
 const WIDTH: f64 = 600.0;
-const HEIGHT: f64 = 130.0;
-const TOP: f64 = 10.0;
-const BOTTOM: f64 = 22.0;
+const HEIGHT: f64 = 100.0;
+const TOP: f64 = 2.0;
+const BOTTOM: f64 = 1.0;
 
 /// The changes of one run, by severity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -66,7 +67,8 @@ pub fn render(bars: &[Bar], label: &str) -> String {
     let mut svg = String::with_capacity(256 + bars.len() * 400);
     let _ = write!(
         svg,
-        "<svg class=\"timeline\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"{}\" \
+        "<figure class=\"timeline\"><svg class=\"timeline\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" \
+         preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\" \
          xmlns=\"http://www.w3.org/2000/svg\"><title>{}</title>\
          <line x1=\"0\" y1=\"{base}\" x2=\"{WIDTH}\" y2=\"{base}\" class=\"axis\"/>",
         escape(label),
@@ -99,19 +101,14 @@ pub fn render(bars: &[Bar], label: &str) -> String {
         }
         svg.push_str("</g>");
     }
-    let first = bars[0].observed_at.format("%Y-%m-%d").to_string();
-    let last = bars[bars.len() - 1]
-        .observed_at
-        .format("%Y-%m-%d")
-        .to_string();
-    let _ = write!(
+    let date = |bar: &Bar| escape(&bar.observed_at.format("%Y-%m-%d %H:%M").to_string());
+    let _ = writeln!(
         svg,
-        "<text x=\"0\" y=\"{HEIGHT}\" class=\"tick\">{}</text>\
-         <text x=\"{WIDTH}\" y=\"{HEIGHT}\" class=\"tick\" text-anchor=\"end\">{}</text>\
-         <text x=\"0\" y=\"{TOP}\" class=\"tick\">{} max</text></svg>\n",
-        escape(&first),
-        escape(&last),
-        most
+        "</svg><figcaption class=\"ticks\"><span>{}</span><span>{} runs with changes; \
+         tallest bar {most} changes</span><span>{}</span></figcaption></figure>",
+        date(&bars[0]),
+        bars.len(),
+        date(&bars[bars.len() - 1]),
     );
     svg
 }

@@ -32,9 +32,10 @@ nav.ledgers { margin: 6px 0; }
 nav.ledgers a, nav.ledgers strong { display: inline-block; margin: 2px 8px 2px 0; }
 a { color: #0b57d0; }
 code { overflow-wrap: anywhere; }
-svg.timeline { display: block; width: 100%; height: auto; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
-svg.timeline .axis { stroke: var(--line); }
-svg.timeline .tick { font-size: 10px; fill: var(--muted); }
+figure.timeline { margin: 8px 0; }
+svg.timeline { display: block; width: 100%; height: 160px; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
+svg.timeline .axis { stroke: var(--line); vector-effect: non-scaling-stroke; }
+.ticks { display: flex; justify-content: space-between; gap: 8px; font-size: 12px; color: var(--muted); }
 .bar-high { fill: var(--high); } .bar-medium { fill: #d08a00; } .bar-low { fill: #6b93c4; }
 form.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 10px; }
 form.filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); max-width: 100%; }
