@@ -323,6 +323,31 @@ async fn two_hundred_parallel_page_loads_all_succeed() {
     );
 }
 
+/// A browser opening a store no run has written yet gets a page that says so.
+#[tokio::test]
+async fn an_empty_store_gets_a_page_saying_so() {
+    let empty = tempfile::tempdir().unwrap();
+    let storage = LocalStorage::open_existing(empty.path());
+    let addr = support::background::serve(serve::app(Backend::Local(storage), HostPolicy::local()));
+    let response = http()
+        .get(format!("http://{addr}/"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(response.text().await.unwrap().contains("id=\"no-ledger\""));
+    let listed: Value = http()
+        .get(format!("http://{addr}/ledgers"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["ledgers"], json!([]));
+}
+
 #[test]
 fn serve_does_not_offer_the_probe_flags() {
     let help = Command::new(BINARY)

@@ -42,6 +42,14 @@ pub fn render(nav: &Nav, servers: &ServersView, changes: &[FleetChange]) -> Stri
     page("MCP surface ledger", nav, &body)
 }
 
+/// The fleet page of a store that holds no ledger yet.
+pub fn render_empty(nav: &Nav) -> String {
+    let body = "<p id=\"no-ledger\">No ledger yet: this store has not been written by a run. \
+        Run the Actor (or <code>mcp-surface-ledger</code> with an INPUT) against this storage, \
+        then reload this page.</p>\n";
+    page("MCP surface ledger", nav, body)
+}
+
 fn stats(body: &mut String, servers: &ServersView, changes: &[FleetChange]) {
     let count = |severity: &str| {
         changes

@@ -94,6 +94,9 @@ pub async fn fleet_page(
         Err(error) => return error_page(&error, &Nav::default()),
     };
     answer(reader, filter.ledger.as_deref(), async |reader, nav| {
+        if nav.ledgers.is_empty() && filter.ledger.is_none() {
+            return Ok(fleet::render_empty(nav));
+        }
         let servers = reader.servers(&nav.ledger).await?;
         let changes = reader.fleet_changes(&nav.ledger).await?;
         Ok(fleet::render(nav, &servers, &changes))
