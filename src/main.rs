@@ -84,8 +84,9 @@ enum Command {
         #[command(flatten)]
         probe: ProbeFlags,
     },
-    /// Serve the ledger read-only over HTTP: a JSON API (`GET /ledgers/{name}/servers`, ...,
-    /// `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
+    /// Serve the ledger read-only over HTTP: pages for a browser (`GET /`), an Atom feed of
+    /// changes (`/changes.atom`), a JSON API (`GET /ledgers`, `GET /ledgers/{name}/servers`,
+    /// ..., `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
     Serve {
         /// Port to listen on [default: $ACTOR_STANDBY_PORT, else 4321]; 0 picks a free port.
         #[arg(long, value_name = "N")]
@@ -97,6 +98,16 @@ enum Command {
         /// $APIFY_LOCAL_STORAGE_DIR or ./storage].
         #[arg(long, value_name = "DIR")]
         storage_dir: Option<PathBuf>,
+        /// Also answer requests whose `Host` (or `Origin`) is this name, e.g. a reverse
+        /// proxy's; loopback names and IP addresses are always answered. Repeatable or
+        /// comma-separated.
+        #[arg(
+            long = "allow-host",
+            value_name = "NAME",
+            env = "LEDGER_ALLOWED_HOSTS",
+            value_delimiter = ','
+        )]
+        allowed_hosts: Vec<String>,
     },
 }
 
@@ -239,21 +250,31 @@ fn main() -> ExitCode {
                 port,
                 host,
                 storage_dir,
+                allowed_hosts,
             }) => serve_command(ServeArgs {
                 port,
                 host,
                 // `--storage-dir` works before `serve` as it does for Actor mode.
                 storage_dir: storage_dir.or(cli.storage_dir),
+                allowed_hosts,
             }),
             _ if serve::is_standby_start(|name| std::env::var(name).ok()) => {
                 serve_command(ServeArgs {
                     storage_dir: cli.storage_dir,
+                    allowed_hosts: allowed_hosts_from_env(),
                     ..ServeArgs::default()
                 })
             }
             _ => actor_mode(cli.input, cli.storage_dir, actor_settings),
         },
     }
+}
+
+/// The operator's extra host names for Standby mode, which has no command line of its own.
+fn allowed_hosts_from_env() -> Vec<String> {
+    std::env::var(serve::hosts::ALLOWED_HOSTS_ENV)
+        .map(|names| names.split(',').map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 fn actor_mode(

@@ -6,9 +6,10 @@
 
 mod support;
 
+use support::browser;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use chrono::Utc;
 use mcp_surface_ledger::diff::{Change, ChangeClass, Severity};
@@ -17,54 +18,15 @@ use mcp_surface_ledger::report::html::{self, Page};
 use mcp_surface_ledger::report::{ChangeRow, LedgerStatus, ServerRow, SummaryRow};
 use serde_json::{Value, json};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
-const BROWSER_DEADLINE: Duration = Duration::from_secs(90);
 
-fn target_dir() -> PathBuf {
-    // Created here: with CARGO_TARGET_DIR set elsewhere, the checkout has no target/ of its own.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// The rendered DOM (or another output, by `extra`) of a local page at desktop size.
+fn chromium(page: &Path, extra: &str) -> String {
+    browser::chromium(&browser::file_url(page), browser::DESKTOP, extra)
 }
 
-/// Runs headless Chromium on a local file with `extra` (e.g. `--dump-dom`) and returns stdout.
-/// Stdout goes to a file, so a large DOM cannot fill a pipe while we wait.
-fn chromium(page: &Path, extra: &str) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let stdout_path = profile.path().join("stdout.txt");
-    let stdout = std::fs::File::create(&stdout_path).unwrap();
-    let mut child = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1400,1000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(extra)
-        .arg(format!("file://{}", page.display()))
-        .stdout(stdout)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chromium");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if started.elapsed() > BROWSER_DEADLINE {
-            child.kill().unwrap();
-            panic!("chromium did not finish");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    String::from_utf8_lossy(&std::fs::read(&stdout_path).unwrap()).into_owned()
+fn target_dir() -> PathBuf {
+    browser::target_dir()
 }
 
 fn stat(dom: &str, key: &str, value: usize) -> bool {
@@ -75,7 +37,7 @@ fn stat(dom: &str, key: &str, value: usize) -> bool {
 
 #[test]
 fn diff_report_renders_summary_and_every_change() {
-    if !Path::new(CHROMIUM).exists() {
+    if !browser::available() {
         support::skip(
             "diff_report_renders_summary_and_every_change",
             "chromium absent",
@@ -180,7 +142,7 @@ fn server(index: usize, changes: usize) -> ServerRow {
 
 #[test]
 fn a_run_of_200_servers_renders() {
-    if !Path::new(CHROMIUM).exists() {
+    if !browser::available() {
         support::skip("a_run_of_200_servers_renders", "chromium absent");
         return;
     }

@@ -5,6 +5,9 @@
 //! Every text that came from a server is hostile: it is HTML-escaped, invisible characters are
 //! shown as `\u{…}`, no server text becomes a link or an attribute, and a Content Security
 //! Policy forbids scripts and remote loads even if escaping ever failed.
+//!
+//! The pieces are public because the ledger server's pages (`serve::pages`) show changes with
+//! this same code: one renderer for a change, whether in `REPORT` or in a browser.
 
 use std::fmt::Write as _;
 
@@ -221,7 +224,8 @@ fn compatibility_name(compatibility: Compatibility) -> &'static str {
     }
 }
 
-fn risk_name(risk: Risk) -> &'static str {
+/// The wire name of a risk level (`low`, `medium`, `high`).
+pub fn risk_name(risk: Risk) -> &'static str {
     match risk {
         Risk::Low => "low",
         Risk::Medium => "medium",
@@ -238,7 +242,8 @@ fn ledger_status_name(status: LedgerStatus) -> &'static str {
     }
 }
 
-const STYLE: &str = r#"
+/// The page style: shared with the ledger server's pages, which add their own rules after it.
+pub const STYLE: &str = r#"
 :root { --high: #b3261e; --high-bg: #fde7e5; --medium: #8a5300; --medium-bg: #fff1d6;
   --low: #35618f; --low-bg: #e6eef8; --ok: #1e6b34; --line: #d8dce1; --muted: #5b6470; }
 * { box-sizing: border-box; }
@@ -280,6 +285,8 @@ details.change code { font-size: 12px; }
 del { background: #ffd7d5; color: #6e0d08; text-decoration: none; }
 ins { background: #cdeed6; color: #0f4a22; text-decoration: none; }
 .absent { color: var(--muted); font-style: italic; }
+@media (max-width: 640px) { header, main { padding: 12px; } .sides { grid-template-columns: 1fr; } }
+@media print { body { background: #fff; } thead th { position: static; } details.change > summary { list-style: none; } }
 "#;
 
 /// Renders the page.
@@ -451,7 +458,15 @@ fn render_changes(html: &mut String, page: &Page<'_>) {
     }
 }
 
-fn render_change(html: &mut String, change: &ChangeRow, open: bool) {
+/// Renders one change: its class, severity, tool, field and compatibility, the findings, and
+/// the old and new value side by side with the differing part marked. `open` unfolds it.
+pub fn render_change(html: &mut String, change: &ChangeRow, open: bool) {
+    render_change_with(html, change, open, true);
+}
+
+/// Renders one change as [`render_change`] does; without `values_kept` (a change remembered
+/// only by the ledger's history, which keeps no values) a note replaces the two sides.
+pub fn render_change_with(html: &mut String, change: &ChangeRow, open: bool, values_kept: bool) {
     let severity = severity_name(change.severity);
     let _ = write!(
         html,
@@ -476,7 +491,16 @@ fn render_change(html: &mut String, change: &ChangeRow, open: bool) {
         }
         html.push_str("</ul>\n");
     }
-    render_sides(html, change.old_value.as_ref(), change.new_value.as_ref());
+    if values_kept {
+        render_sides(html, change.old_value.as_ref(), change.new_value.as_ref());
+    } else {
+        let _ = write!(
+            html,
+            "<p class=\"muted values-not-kept\">The ledger keeps what changed, not the values: \
+             before and after are in the change row of the run of {}.</p>",
+            escape(&change.observed_at.to_rfc3339())
+        );
+    }
     html.push_str("</div>\n</details>\n");
 }
 

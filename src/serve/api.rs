@@ -2,11 +2,13 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /` | what is served (or the platform's readiness probe) |
+//! | `GET /` | what is served (or the platform's readiness probe); a browser gets the fleet page |
+//! | `GET /ledgers` | the ledger names in the store |
 //! | `GET /ledgers/{name}/servers` | the watched servers |
 //! | `GET /ledgers/{name}/servers/{url}/changes?since=RFC3339` | a server's remembered changes |
 //! | `GET /ledgers/{name}/servers/{url}/surface` | a server's stored surface |
 //! | `POST /diff` | the `diff` rows between two documents |
+//! | `GET /server`, `GET /changes`, `GET /changes.atom` | pages and the feed ([`super::pages`]) |
 //!
 //! `{url}` is the server URL percent-encoded as one path segment. Every failure, including a
 //! malformed path, query or body, an oversized body, an unknown route or method, is a JSON
@@ -15,7 +17,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -28,6 +30,7 @@ use serde_json::json;
 use super::backend::Backend;
 use super::compare::{self, DiffRequest};
 use super::error::ServeError;
+use super::pages::{self, filter::RawQuery};
 use super::store::LedgerReader;
 use super::{MAX_BODY_BYTES, READINESS_HEADER};
 
@@ -38,6 +41,10 @@ pub type Reader = Arc<LedgerReader<Backend>>;
 pub fn routes(reader: Reader) -> Router {
     Router::new()
         .route("/", get(index))
+        .route("/ledgers", get(ledgers))
+        .route("/server", get(pages::server_page))
+        .route("/changes", get(pages::changes_page))
+        .route("/changes.atom", get(pages::feed))
         .route("/ledgers/{name}/servers", get(servers))
         .route("/ledgers/{name}/servers/{server}/changes", get(changes))
         .route("/ledgers/{name}/servers/{server}/surface", get(surface))
@@ -47,16 +54,29 @@ pub fn routes(reader: Reader) -> Router {
         .with_state(reader)
 }
 
-/// `GET /`: the readiness probe gets a short 200; anyone else a description of the routes.
-async fn index(headers: HeaderMap) -> Response {
+/// `GET /`: the readiness probe gets a short 200, a browser the fleet page, anyone else a
+/// description of the routes.
+async fn index(
+    State(reader): State<Reader>,
+    headers: HeaderMap,
+    query: Result<Query<RawQuery>, QueryRejection>,
+) -> Response {
     if headers.contains_key(READINESS_HEADER) {
         return (StatusCode::OK, "ready").into_response();
+    }
+    if pages::wants_html(&headers) {
+        return pages::fleet_page(&reader, query).await;
     }
     Json(json!({
         "name": env!("CARGO_PKG_NAME"),
         "version": env!("CARGO_PKG_VERSION"),
         "read_only": true,
         "routes": {
+            "GET / (Accept: text/html)": "the fleet page, for a browser (?ledger=NAME)",
+            "GET /server?ledger=NAME&url=URL": "a server's page",
+            "GET /changes?ledger=&severity=&class=&server=&since=&page=": "the changes page",
+            "GET /changes.atom?ledger=&severity=&class=&server=&since=": "an Atom feed of the changes",
+            "GET /ledgers": "the ledger names in the store",
             "GET /ledgers/{name}/servers": "the watched servers of a ledger",
             "GET /ledgers/{name}/servers/{url-encoded server URL}/changes?since=RFC3339": "a server's remembered changes",
             "GET /ledgers/{name}/servers/{url-encoded server URL}/surface": "a server's stored surface",
@@ -65,6 +85,12 @@ async fn index(headers: HeaderMap) -> Response {
         },
     }))
     .into_response()
+}
+
+/// `GET /ledgers`: the ledger names (a sharded watch by its own name, once).
+async fn ledgers(State(reader): State<Reader>) -> Result<Response, ServeError> {
+    let names = reader.ledger_names().await?;
+    Ok(Json(json!({"ledgers_total": names.len(), "ledgers": names})).into_response())
 }
 
 async fn servers(
@@ -84,7 +110,7 @@ struct ChangesQuery {
 async fn changes(
     State(reader): State<Reader>,
     path: Result<Path<(String, String)>, PathRejection>,
-    query: Result<Query<ChangesQuery>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<ChangesQuery>, QueryRejection>,
 ) -> Result<Response, ServeError> {
     let Path((name, server)) = path.map_err(bad_path)?;
     let Query(query) = query.map_err(|e| ServeError::BadRequest(e.body_text()))?;

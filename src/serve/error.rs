@@ -48,6 +48,14 @@ pub enum ServeError {
     /// Nothing is served at this path.
     #[error("nothing is served at {0}; see GET / for the routes")]
     NoRoute(String),
+    /// The `Host` header names a host this server does not answer for (DNS rebinding guard).
+    #[error(
+        "host {0:?} is not served here: use a loopback name or IP address, or add the name with --allow-host or LEDGER_ALLOWED_HOSTS"
+    )]
+    HostNotAllowed(String),
+    /// The `Origin` header names a site this server does not answer (cross-site request).
+    #[error("origin {0:?} may not use this server")]
+    OriginNotAllowed(String),
 }
 
 impl ServeError {
@@ -64,6 +72,8 @@ impl ServeError {
             ServeError::TooLarge(_) => "request_too_large",
             ServeError::BadMethod(_) => "method_not_allowed",
             ServeError::NoRoute(_) => "not_found",
+            ServeError::HostNotAllowed(_) => "host_not_allowed",
+            ServeError::OriginNotAllowed(_) => "origin_not_allowed",
         }
     }
 
@@ -79,6 +89,8 @@ impl ServeError {
             ServeError::Storage(_) => StatusCode::BAD_GATEWAY,
             ServeError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ServeError::BadMethod(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ServeError::HostNotAllowed(_) => StatusCode::MISDIRECTED_REQUEST,
+            ServeError::OriginNotAllowed(_) => StatusCode::FORBIDDEN,
         }
     }
 }
@@ -102,6 +114,8 @@ mod tests {
             (ServeError::NoRoute("/x".into()), 404),
             (ServeError::LedgerUnreadable("x".into()), 409),
             (ServeError::Storage("x".into()), 502),
+            (ServeError::HostNotAllowed("x".into()), 421),
+            (ServeError::OriginNotAllowed("x".into()), 403),
         ];
         for (error, status) in table {
             assert_eq!(error.status().as_u16(), status, "{error:?}");

@@ -4,7 +4,12 @@
 //! The MCP transport (`rmcp`) refuses some malformed requests itself (wrong content type,
 //! unparseable body, missing `Accept`, foreign `Host`) with a plain-text body; this layer turns
 //! those bodies into JSON-RPC error objects, keeping the status. Answers that already are JSON
-//! or a stream pass untouched.
+//! or a stream pass untouched. A body that is not JSON at all is a JSON-RPC parse error and
+//! is answered 400 (not the 415 of a wrong content type).
+//!
+//! A request that declares a body larger than [`super::MAX_BODY_BYTES`] in `Content-Length`
+//! is answered 413 before any of its body is read, so a client cannot hold a connection open
+//! by announcing a body it never sends.
 
 use std::any::Any;
 
@@ -15,6 +20,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use super::error::ServeError;
+
 /// How much of a plain-text error body is kept as the message.
 const MAX_MESSAGE_BYTES: usize = 4096;
 
@@ -22,6 +29,33 @@ const MAX_MESSAGE_BYTES: usize = 4096;
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "Invalid Request".
 const INVALID_REQUEST: i64 = -32600;
+
+/// Middleware for every route: refuses a declared oversize body (413) before reading it.
+pub async fn declared_size(request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|text| text.trim().parse::<u64>().ok());
+    match declared {
+        Some(length) if length > super::MAX_BODY_BYTES as u64 => {
+            let refusal = ServeError::TooLarge(super::MAX_BODY_BYTES);
+            let mut response = if request.uri().path().starts_with(super::MCP_PATH) {
+                let body = json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": INVALID_REQUEST, "message": refusal.to_string()}});
+                (refusal.status(), axum::Json(body)).into_response()
+            } else {
+                refusal.into_response()
+            };
+            // The unread body makes the connection unusable for a next request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
+        _ => next.run(request).await,
+    }
+}
 
 /// Middleware for `/mcp`: rewrites a non-JSON error answer as a JSON-RPC error object.
 pub async fn json_rpc_errors(request: Request, next: Next) -> Response {
@@ -40,13 +74,14 @@ pub async fn json_rpc_errors(request: Request, next: Next) -> Response {
     } else {
         text
     };
-    let code = if message.contains("deserialize") {
-        PARSE_ERROR
+    let (code, status) = if message.contains("deserialize") {
+        (PARSE_ERROR, StatusCode::BAD_REQUEST)
     } else {
-        INVALID_REQUEST
+        (INVALID_REQUEST, status)
     };
     let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
     let mut rewritten = Response::from_parts(parts, Body::from(body.to_string()));
+    *rewritten.status_mut() = status;
     let headers = rewritten.headers_mut();
     headers.remove(header::CONTENT_LENGTH);
     headers.insert(

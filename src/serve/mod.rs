@@ -11,7 +11,10 @@
 //! - [`api`]: the HTTP routes and their JSON errors.
 //! - [`tools`]: the MCP tools (`rmcp`, Streamable HTTP, stateless).
 //! - [`error`]: why a request could not be answered, as a status and a stable code.
-//! - [`guard`]: JSON answers for requests the MCP transport refuses, and for handler panics.
+//! - [`guard`]: JSON answers for requests the MCP transport refuses, for declared oversize
+//!   bodies, and for handler panics.
+//! - [`hosts`]: the `Host` / `Origin` check every route passes first (DNS rebinding guard).
+//! - [`pages`]: the HTML pages for people (fleet, server, changes) and the Atom feed.
 //!
 //! Invariants: it only reads the store (no record is ever written) and it never contacts a
 //! target or any URL named in a request; request bodies are capped at [`MAX_BODY_BYTES`].
@@ -21,6 +24,8 @@ pub mod backend;
 pub mod compare;
 pub mod error;
 pub mod guard;
+pub mod hosts;
+pub mod pages;
 pub mod store;
 pub mod tools;
 
@@ -32,12 +37,13 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::platform::{ApiClient, ApifyStorage, LocalStorage, PlatformEnv};
 use crate::run::EXIT_RUNTIME;
 use backend::Backend;
+use hosts::HostPolicy;
 use store::LedgerReader;
 use tools::LedgerTools;
 
@@ -53,6 +59,10 @@ pub const MCP_PATH: &str = "/mcp";
 /// The port used when neither `--port` nor `ACTOR_STANDBY_PORT` is given.
 pub const DEFAULT_PORT: u16 = 4321;
 
+/// The listen backlog: a burst of page loads (a dashboard opening dozens of links) must not
+/// overflow the kernel's accept queue, whose dropped SYNs a client retries only after 1 s.
+pub const LISTEN_BACKLOG: u32 = 1024;
+
 /// How the server is started.
 #[derive(Debug, Clone, Default)]
 pub struct ServeArgs {
@@ -62,28 +72,21 @@ pub struct ServeArgs {
     pub host: Option<IpAddr>,
     /// Local storage root, overriding the environment (ignored on the platform).
     pub storage_dir: Option<PathBuf>,
+    /// More host names the server answers for (`--allow-host`, `LEDGER_ALLOWED_HOSTS`).
+    pub allowed_hosts: Vec<String>,
 }
 
-/// Which requests the MCP endpoint accepts by `Host` header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostCheck {
-    /// Only loopback names (a local server: guards against DNS rebinding).
-    Loopback,
-    /// Any host (behind the platform's proxy, which sets its own host name).
-    Any,
-}
-
-/// The whole application: the JSON API and the MCP endpoint over one backend.
-pub fn app(backend: Backend, host_check: HostCheck) -> Router {
+/// The whole application: the HTML pages, the JSON API and the MCP endpoint over one
+/// backend, every route behind the `Host`/`Origin` check of `hosts`.
+pub fn app(backend: Backend, hosts: HostPolicy) -> Router {
     let reader = Arc::new(LedgerReader::new(backend));
-    let mut config = StreamableHttpServerConfig::default()
+    // The host check is ours, on every route, before the transport sees the request.
+    let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .with_max_request_body_bytes(MAX_BODY_BYTES);
-    if host_check == HostCheck::Any {
-        config = config.disable_allowed_hosts();
-    }
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .disable_allowed_hosts();
     let tools = LedgerTools::new(reader.clone());
     let mcp = StreamableHttpService::new(
         move || Ok(tools.clone()),
@@ -96,7 +99,24 @@ pub fn app(backend: Backend, host_check: HostCheck) -> Router {
     api::routes(reader)
         .nest(MCP_PATH, mcp)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(guard::declared_size))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(hosts),
+            hosts::check_host,
+        ))
         .layer(CatchPanicLayer::custom(guard::panic_answer))
+}
+
+/// Binds `address` with a listen backlog of [`LISTEN_BACKLOG`].
+pub fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if address.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Serves `app` on `listener` until Ctrl-C or SIGTERM.
@@ -160,12 +180,8 @@ pub async fn run(args: ServeArgs) -> i32 {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     };
     let host = args.host.unwrap_or(default_host);
-    let host_check = if host.is_loopback() {
-        HostCheck::Loopback
-    } else {
-        HostCheck::Any
-    };
-    let listener = match TcpListener::bind(SocketAddr::new(host, port)).await {
+    let policy = host_policy(&env, &args.allowed_hosts);
+    let listener = match listen(SocketAddr::new(host, port)) {
         Ok(listener) => listener,
         Err(error) => {
             tracing::error!("cannot listen on {host}:{port}: {error}");
@@ -175,13 +191,27 @@ pub async fn run(args: ServeArgs) -> i32 {
     if let Ok(address) = listener.local_addr() {
         tracing::info!("serving the ledger read-only on http://{address} (MCP at {MCP_PATH})");
     }
-    match serve_on(listener, app(backend, host_check)).await {
+    match serve_on(listener, app(backend, policy)).await {
         Ok(()) => 0,
         Err(error) => {
             tracing::error!("the server stopped: {error}");
             EXIT_RUNTIME
         }
     }
+}
+
+/// Loopback names and IP literals, the operator's names, and on the platform the Standby
+/// names (its domain and the hosts of `ACTOR_STANDBY_URL` / `ACTOR_WEB_SERVER_URL`).
+fn host_policy(env: &PlatformEnv, operator: &[String]) -> HostPolicy {
+    let base = if env.is_at_home {
+        let urls = ["ACTOR_STANDBY_URL", "ACTOR_WEB_SERVER_URL"]
+            .into_iter()
+            .filter_map(|name| std::env::var(name).ok());
+        HostPolicy::platform().with_names(urls)
+    } else {
+        HostPolicy::local()
+    };
+    base.with_names(operator)
 }
 
 fn env_port(name: &str) -> Option<u16> {

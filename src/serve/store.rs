@@ -20,7 +20,7 @@ use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
 use crate::ledger::{self, Entry, HistoryItem, Ledger, MAX_HISTORY};
 use crate::platform::{Storage, Store};
-use crate::report::summarize_tools;
+use crate::report::{ToolSummaries, mark_repeated_keys, summarize_tools};
 use crate::risk::Risk;
 use crate::shard::plan::{shard_ledger_name, shard_of};
 use crate::shard::round::Round;
@@ -128,6 +128,30 @@ pub struct SurfaceView {
     pub tools: Vec<Value>,
 }
 
+/// One change of a fleet, with the server it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetChange {
+    /// The server's URL (its ledger key).
+    pub server_url: String,
+    /// The change.
+    pub change: ChangeView,
+}
+
+/// Everything the server page shows about one server.
+#[derive(Debug, Clone)]
+pub struct ServerDetail {
+    /// The server as listed.
+    pub server: ServerView,
+    /// Its remembered changes, oldest first.
+    pub history: Vec<ChangeView>,
+    /// The per-tool summaries of its stored surface (none without a readable one).
+    pub tools: Option<ToolSummaries>,
+    /// The server's instructions of its stored surface.
+    pub instructions: Option<String>,
+    /// The tool objects of its stored surface exactly as served, in the order of `tools`.
+    pub raw_tools: Vec<Value>,
+}
+
 /// Reads ledgers from one storage backend.
 pub struct LedgerReader<S> {
     storage: S,
@@ -212,6 +236,71 @@ impl<S: Storage> LedgerReader<S> {
             risk: wire_name(&risk),
             tools_total: surface.tools.len(),
             tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+        })
+    }
+
+    /// The ledger names of the store, sorted: every index record, except that the shard
+    /// ledgers of a sharded watch are named once, by the watch's name.
+    pub async fn ledger_names(&self) -> Result<Vec<String>, ServeError> {
+        let keys = self
+            .storage
+            .list_keys(Store::Ledger)
+            .await
+            .map_err(|e| ServeError::Storage(e.to_string()))?;
+        Ok(ledger_names_of(&keys))
+    }
+
+    /// Every remembered change of every server of `ledger_name`, newest first.
+    pub async fn fleet_changes(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
+        let mut changes: Vec<FleetChange> = self
+            .ledgers(ledger_name)
+            .await?
+            .iter()
+            .flat_map(|ledger| ledger.servers.values())
+            .flat_map(|entry| {
+                entry.history.iter().map(|item| FleetChange {
+                    server_url: entry.server_url.clone(),
+                    change: change_view(item),
+                })
+            })
+            .collect();
+        changes.sort_by(|a, b| {
+            b.change
+                .observed_at
+                .cmp(&a.change.observed_at)
+                .then_with(|| a.server_url.cmp(&b.server_url))
+        });
+        Ok(changes)
+    }
+
+    /// One server with its history and the summaries of its stored surface.
+    pub async fn server_detail(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<ServerDetail, ServeError> {
+        let ledger = self.ledger_of(ledger_name, server_url).await?;
+        let entry = find_entry(&ledger, server_url)?;
+        let surface = self.stored_surface(entry).await.ok().flatten();
+        let tools = surface.as_ref().map(|surface| {
+            let mut summaries = summarize_tools(surface);
+            mark_repeated_keys(
+                &mut summaries,
+                entry.repeated_keys.as_deref().unwrap_or(&[]),
+            );
+            summaries
+        });
+        let risk = tools.as_ref().map(|summaries| summaries.1);
+        let raw_tools = surface
+            .as_ref()
+            .map(|surface| surface.tools.iter().map(|tool| tool.raw.clone()).collect())
+            .unwrap_or_default();
+        Ok(ServerDetail {
+            server: server_view(entry, risk),
+            history: entry.history.iter().map(change_view).collect(),
+            tools,
+            instructions: surface.and_then(|surface| surface.identity.instructions),
+            raw_tools,
         })
     }
 
@@ -312,6 +401,31 @@ impl<S: Storage> LedgerReader<S> {
     }
 }
 
+/// The ledger names among the keys of the ledger store (see [`LedgerReader::ledger_names`]).
+pub fn ledger_names_of(keys: &[String]) -> Vec<String> {
+    let watches: Vec<&str> = keys
+        .iter()
+        .filter_map(|key| key.strip_prefix(ledger::SHARDS_KEY_PREFIX))
+        .collect();
+    let is_shard_of_watch = |key: &str| {
+        watches.iter().any(|watch| {
+            key.strip_prefix(watch)
+                .and_then(|rest| rest.strip_prefix("-shard-"))
+                .and_then(|rest| rest.split_once("-of-"))
+                .is_some_and(|(k, n)| k.parse::<usize>().is_ok() && n.parse::<usize>().is_ok())
+        })
+    };
+    let mut names: Vec<String> = keys
+        .iter()
+        .filter(|key| !ledger::is_reserved_name(key) && !is_shard_of_watch(key))
+        .cloned()
+        .chain(watches.iter().map(|watch| watch.to_string()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Refuses names that are not ledger index keys (the same rule as the input's `ledger_name`).
 fn check_ledger_name(ledger_name: &str) -> Result<(), ServeError> {
     if is_valid_record_key(ledger_name) && !ledger::is_reserved_name(ledger_name) {
@@ -368,5 +482,32 @@ fn wire_name(value: &impl Serialize) -> String {
     match serde_json::to_value(value) {
         Ok(Value::String(name)) => name,
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_names_fold_shards_into_their_watch() {
+        let keys: Vec<String> = [
+            "DEFAULT",
+            "surface-0123",
+            "insight.DEFAULT",
+            "shards.fleet",
+            "fleet-shard-1-of-2",
+            "fleet-shard-2-of-2",
+            "other-shard-1-of-2",
+            "surface-sweep-journal",
+        ]
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+        assert_eq!(
+            ledger_names_of(&keys),
+            vec!["DEFAULT", "fleet", "other-shard-1-of-2"]
+        );
+        assert!(ledger_names_of(&[]).is_empty());
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real MCP servers the integration tests talk to, into target/peers/.
 # Idempotent: a second run only checks stamps and returns.
-#   target/peers/venv/          Python venv with the official SDK (mcp 2.3.x)
+#   target/peers/venv/          Python venv with the official SDK (mcp 2.3.x) and feedparser
+#                               (the Atom parser of tests/serve_pages.rs)
 #   target/peers/node/          npm install of @modelcontextprotocol/server-everything (pinned by package-lock.json)
 # Tests skip a peer that is not installed, so this script is optional for `cargo test`.
 set -euo pipefail
@@ -23,6 +24,16 @@ elif command -v python3 >/dev/null 2>&1; then
   touch "$py_stamp"
 else
   echo "peers: python3 not found, Python peer tests will be skipped" >&2
+fi
+
+tools_spec='feedparser==6.0.14'
+tools_stamp="$venv/.installed-$(echo "$tools_spec" | tr -c 'A-Za-z0-9.' '_')"
+if [ -f "$tools_stamp" ]; then
+  echo "peers: python test tools up to date ($tools_spec)"
+elif [ -x "$venv/bin/python" ]; then
+  echo "peers: installing $tools_spec into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$tools_spec"
+  touch "$tools_stamp"
 fi
 
 node_dir="$dest/node"

@@ -9,6 +9,7 @@
 pub mod auth_faults;
 pub mod auth_peer;
 pub mod background;
+pub mod browser;
 pub mod everything;
 pub mod faults;
 pub mod process;

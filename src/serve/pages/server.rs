@@ -1,0 +1,189 @@
+//! The server page: identity and facts, the history timeline, every remembered change (shown
+//! by the report's own change renderer), and the current surface with each tool's
+//! capabilities, risk and findings, with links to the JSON of each part.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::chart;
+use super::layout::{Nav, badge, href, page, segment, split_view, time};
+use crate::report::html::{escape, render_change_with, risk_name};
+use crate::report::{ChangeRow, ToolSummary};
+use crate::serve::store::{ChangeView, ServerDetail};
+
+/// The page of one server.
+pub fn render(nav: &Nav, detail: &ServerDetail) -> String {
+    let server = &detail.server;
+    let (url, view) = split_view(&server.server_url);
+    let mut body = String::with_capacity(8192 + detail.history.len() * 1024);
+    facts(&mut body, nav, detail, url, view);
+    if let Some(instructions) = &detail.instructions {
+        let _ = writeln!(
+            body,
+            "<h2>Instructions</h2>\n<pre class=\"text\" id=\"instructions\">{}</pre>",
+            escape(instructions)
+        );
+    }
+    let _ = writeln!(body, "<h2>History ({} changes)</h2>", detail.history.len());
+    body.push_str(&chart::render(
+        &chart::bars(&detail.history),
+        "This server's changes per run",
+    ));
+    body.push_str("<div id=\"history\">\n");
+    for change in detail.history.iter().rev() {
+        if let Some(row) = history_row(&server.server_url, change) {
+            let _ = writeln!(
+                body,
+                "<p class=\"change-meta\">{}</p>",
+                time(&change.observed_at)
+            );
+            render_change_with(&mut body, &row, true, false);
+        }
+    }
+    if detail.history.is_empty() {
+        body.push_str("<p class=\"muted\">No change recorded since the first read.</p>\n");
+    }
+    body.push_str("</div>\n");
+    tools(&mut body, detail);
+    let title = server
+        .server_title
+        .as_deref()
+        .or(server.server_name.as_deref())
+        .unwrap_or(url);
+    page(&format!("Server {title}"), nav, &body)
+}
+
+/// The report row of a remembered change: what the history keeps, without values.
+pub fn history_row(server_url: &str, change: &ChangeView) -> Option<ChangeRow> {
+    serde_json::from_value(json!({
+        "server_url": server_url,
+        "change_class": change.change_class,
+        "tool_name": change.tool_name,
+        "field": change.field,
+        "severity": change.severity,
+        "details": [],
+        "same_version": false,
+        "observed_at": change.observed_at,
+    }))
+    .ok()
+}
+
+fn facts(body: &mut String, nav: &Nav, detail: &ServerDetail, url: &str, view: &str) {
+    let server = &detail.server;
+    let json = |part: &str| {
+        href(
+            &format!(
+                "ledgers/{}/servers/{}/{part}",
+                segment(&nav.ledger),
+                segment(&server.server_url)
+            ),
+            "",
+        )
+    };
+    let text = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(escape)
+            .unwrap_or_else(|| "-".to_string())
+    };
+    let _ = writeln!(
+        body,
+        "<dl class=\"facts\" id=\"facts\">\
+         <dt>URL</dt><dd><code>{}</code></dd><dt>View</dt><dd>{view}</dd>\
+         <dt>Name</dt><dd id=\"server-name\">{}</dd><dt>Title</dt><dd>{}</dd>\
+         <dt>Version</dt><dd id=\"server-version\">{}</dd><dt>Protocol</dt><dd>{}</dd>\
+         <dt>Transport</dt><dd>{}</dd><dt>Risk</dt><dd>{}</dd><dt>Tools</dt><dd>{}</dd>\
+         <dt>First seen</dt><dd>{}</dd><dt>Last read</dt><dd>{}</dd>\
+         <dt>JSON</dt><dd><a href=\"{}\">surface</a> · <a href=\"{}\">changes</a></dd></dl>",
+        escape(url),
+        text(&server.server_name),
+        text(&server.server_title),
+        text(&server.server_version),
+        text(&server.protocol_version),
+        text(&server.transport),
+        badge(server.risk.as_deref()),
+        server.tools_total,
+        time(&server.first_seen),
+        time(&server.last_seen),
+        json("surface"),
+        json("changes"),
+    );
+}
+
+fn tools(body: &mut String, detail: &ServerDetail) {
+    let Some((tools, _, _)) = &detail.tools else {
+        body.push_str(
+            "<h2>Current surface</h2>\n<p class=\"muted\" id=\"no-surface\">No readable stored surface.</p>\n",
+        );
+        return;
+    };
+    let _ = writeln!(
+        body,
+        "<h2>Current surface ({} tools)</h2>\n<table id=\"tools\" class=\"cards\">\n<thead><tr>\
+         <th>Tool</th><th>Capabilities</th><th>Hints</th><th>Risk</th><th>Findings</th></tr></thead>\n<tbody>",
+        tools.len()
+    );
+    for (index, tool) in tools.iter().enumerate() {
+        tool_row(body, tool, detail.raw_tools.get(index));
+    }
+    body.push_str("</tbody>\n</table>\n");
+}
+
+fn tool_row(body: &mut String, tool: &ToolSummary, raw: Option<&Value>) {
+    let capabilities: Vec<String> = tool
+        .capabilities
+        .iter()
+        .map(|capability| match serde_json::to_value(capability) {
+            Ok(serde_json::Value::String(name)) => escape(&name),
+            _ => String::new(),
+        })
+        .collect();
+    let hints: Vec<&str> = [
+        (tool.read_only_hint, "read-only"),
+        (tool.destructive_hint, "destructive"),
+        (tool.idempotent_hint, "idempotent"),
+        (tool.open_world_hint, "open world"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    let mut findings = String::new();
+    if !tool.findings.is_empty() {
+        findings.push_str("<ul class=\"findings\">");
+        for finding in &tool.findings {
+            let _ = write!(
+                findings,
+                "<li>{} <strong>{}</strong> {} at <code>{}</code>: <code>{}</code></li>",
+                badge(Some(risk_name(finding.severity))),
+                escape(&finding.kind),
+                escape(&finding.pattern),
+                escape(&finding.pointer),
+                escape(&finding.excerpt)
+            );
+        }
+        findings.push_str("</ul>");
+    }
+    let definition = raw
+        .map(|raw| {
+            let description = raw["description"].as_str().unwrap_or_default();
+            let json = serde_json::to_string_pretty(raw).unwrap_or_default();
+            format!(
+                "<div class=\"tool-description\">{}</div><details><summary>definition</summary>\
+                 <pre class=\"text\">{}</pre></details>",
+                escape(description),
+                escape(&json)
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        body,
+        "<tr class=\"tool\"><td data-label=\"Tool\"><code class=\"tool-name\">{}</code>{definition}</td>\
+         <td data-label=\"Capabilities\">{}</td><td data-label=\"Hints\">{}</td>\
+         <td data-label=\"Risk\">{}</td><td data-label=\"Findings\">{findings}</td></tr>",
+        escape(&tool.name),
+        capabilities.join(", "),
+        hints.join(", "),
+        badge(Some(risk_name(tool.risk))),
+    );
+}

@@ -1,0 +1,424 @@
+//! `serve` at its edges: the `Host`/`Origin` check on every route, a declared oversize body
+//! answered before it is read, an unparseable MCP body, `GET /ledgers`, 200 parallel page
+//! loads, and the command line (`serve --help`, Standby mode with `--storage-dir`).
+//!
+//! The ledger is written by a real Actor run against an in-process rmcp server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
+
+#[path = "support/actor.rs"]
+mod actor;
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use actor::{BINARY, RunDir};
+use mcp_surface_ledger::platform::LocalStorage;
+use mcp_surface_ledger::serve::backend::Backend;
+use mcp_surface_ledger::serve::hosts::HostPolicy;
+use mcp_surface_ledger::serve::{self, READINESS_HEADER};
+use serde_json::{Value, json};
+use support::rmcp_peer::{RmcpMode, RmcpPeer};
+use support::surface::{surface, tool};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How long a test waits for an answer that must come without the request body.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
+
+struct Fixture {
+    dir: RunDir,
+    _peer: RmcpPeer,
+    server_url: String,
+    addr: std::net::SocketAddr,
+}
+
+async fn fixture(policy: HostPolicy) -> Fixture {
+    let peer = RmcpPeer::start(
+        surface("demo", "1.0.0", vec![tool("read_file", "Reads a file")]),
+        RmcpMode::default(),
+    );
+    let server_url = peer.url.to_string();
+    let dir = RunDir::new();
+    dir.run_ok(&json!({"servers": [server_url]}), None).await;
+    let storage = LocalStorage::open_existing(dir.root());
+    let addr = support::background::serve(serve::app(Backend::Local(storage), policy));
+    Fixture {
+        dir,
+        _peer: peer,
+        server_url,
+        addr,
+    }
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(ANSWER_DEADLINE)
+        .build()
+        .expect("reqwest client")
+}
+
+fn segment(url: &str) -> String {
+    url::form_urlencoded::byte_serialize(url.as_bytes()).collect()
+}
+
+/// Every route, as (method, path and query, body).
+fn every_route(server_url: &str) -> Vec<(&'static str, String, Option<String>)> {
+    let server = segment(server_url);
+    let diff = json!({"before": {"tools": []}, "after": {"tools": []}}).to_string();
+    let mcp = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    vec![
+        ("GET", "/".into(), None),
+        ("GET", "/ledgers".into(), None),
+        ("GET", "/ledgers/DEFAULT/servers".into(), None),
+        (
+            "GET",
+            format!("/ledgers/DEFAULT/servers/{server}/changes"),
+            None,
+        ),
+        (
+            "GET",
+            format!("/ledgers/DEFAULT/servers/{server}/surface"),
+            None,
+        ),
+        ("GET", format!("/server?ledger=DEFAULT&url={server}"), None),
+        ("GET", "/changes?severity=high".into(), None),
+        ("GET", "/changes.atom".into(), None),
+        ("POST", "/diff".into(), Some(diff)),
+        ("POST", "/mcp".into(), Some(mcp)),
+        ("GET", "/no/such/route".into(), None),
+    ]
+}
+
+async fn send(
+    client: &reqwest::Client,
+    base: &str,
+    (method, path, body): &(&str, String, Option<String>),
+    headers: &[(&str, &str)],
+) -> (u16, String) {
+    let url = format!("{base}{path}");
+    let mut request = match *method {
+        "POST" => client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.clone().unwrap_or_default()),
+        _ => client.get(url).header("accept", "text/html"),
+    };
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("an answer");
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn every_route_refuses_a_foreign_host_or_origin() {
+    let fx = fixture(HostPolicy::local().with_names(["ledger.internal.example"])).await;
+    let client = http();
+    let base = format!("http://{}", fx.addr);
+    let port = fx.addr.port();
+    for route in every_route(&fx.server_url) {
+        let what = format!("{} {}", route.0, route.1);
+        // A rebinding page's own name in Host.
+        let (status, body) = send(&client, &base, &route, &[("host", "evil.example")]).await;
+        assert_eq!(status, 421, "{what}: {body}");
+        let body: Value = serde_json::from_str(&body).expect("a JSON refusal");
+        assert_eq!(body["error"], "host_not_allowed", "{what}");
+        assert!(
+            !body.to_string().contains("read_file"),
+            "{what} leaked the ledger"
+        );
+        // A cross-site request from a browser.
+        let (status, body) = send(
+            &client,
+            &base,
+            &route,
+            &[("origin", "https://evil.example")],
+        )
+        .await;
+        assert_eq!(status, 403, "{what}: {body}");
+        let body: Value = serde_json::from_str(&body).expect("a JSON refusal");
+        assert_eq!(body["error"], "origin_not_allowed", "{what}");
+        // Accepted: loopback names, IP literals, the operator's name, a same-host Origin.
+        for (host, origin) in [
+            (format!("localhost:{port}"), None),
+            (
+                format!("127.0.0.1:{port}"),
+                Some(format!("http://127.0.0.1:{port}")),
+            ),
+            ("ledger.internal.example".to_string(), None),
+        ] {
+            let mut headers = vec![("host", host.as_str())];
+            if let Some(origin) = &origin {
+                headers.push(("origin", origin.as_str()));
+            }
+            let (status, body) = send(&client, &base, &route, &headers).await;
+            assert!(
+                status != 421 && status != 403,
+                "{what} with Host {host}: {status} {body}"
+            );
+        }
+    }
+    // The platform's readiness probe is answered whatever its Host.
+    let response = client
+        .get(format!("{base}/"))
+        .header(READINESS_HEADER, "1")
+        .header("host", "10.0.0.1:4321")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    // The platform policy accepts its Standby names.
+    assert!(HostPolicy::platform().allows_host("user--ledger.apify.actor"));
+}
+
+/// Sends only the head of a request that declares a 2 MiB body, and reads the answer.
+async fn declared_oversize(addr: std::net::SocketAddr, path: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        2 * 1024 * 1024
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let read = tokio::time::timeout(ANSWER_DEADLINE, async {
+        loop {
+            let n = stream.read(&mut buffer).await.unwrap_or(0);
+            answer.extend_from_slice(&buffer[..n]);
+            let head_read = answer.windows(4).any(|w| w == b"\r\n\r\n");
+            if n == 0 || (head_read && answer.ends_with(b"}")) {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(
+        read.is_ok(),
+        "{path}: no answer while the declared body was never sent"
+    );
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_declared_oversize_body_is_refused_before_it_is_read() {
+    let fx = fixture(HostPolicy::local()).await;
+    for path in ["/diff", "/mcp", "/ledgers"] {
+        let answer = declared_oversize(fx.addr, path).await;
+        assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
+        let json_rpc = answer.contains("\"jsonrpc\":\"2.0\"");
+        assert_eq!(
+            json_rpc,
+            path == "/mcp",
+            "{path}: a JSON-RPC error on /mcp only"
+        );
+    }
+    // Still serving.
+    let response = http()
+        .get(format!("http://{}/ledgers", fx.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn an_unparseable_mcp_body_is_a_400_parse_error() {
+    let fx = fixture(HostPolicy::local()).await;
+    for body in ["{oops", "\u{0}\u{1}", "[{\"jsonrpc\": "] {
+        let response = http()
+            .post(format!("http://{}/mcp", fx.addr))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 400, "{body:?}");
+        let answer: Value = response.json().await.expect("a JSON-RPC error");
+        assert_eq!(answer["error"]["code"], -32700, "{body:?}: {answer}");
+        assert_eq!(answer["jsonrpc"], "2.0");
+    }
+}
+
+#[tokio::test]
+async fn ledgers_lists_the_names_in_the_store() {
+    let fx = fixture(HostPolicy::local()).await;
+    // A second, sharded-looking name next to DEFAULT; its shard ledgers are listed once.
+    let ledger_dir = fx
+        .dir
+        .ledger_path("DEFAULT")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let index = std::fs::read(fx.dir.ledger_path("DEFAULT")).unwrap();
+    std::fs::write(ledger_dir.join("night-watch.json"), &index).unwrap();
+    let response = http()
+        .get(format!("http://{}/ledgers", fx.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["ledgers"], json!(["DEFAULT", "night-watch"]), "{body}");
+    assert_eq!(body["ledgers_total"], 2);
+}
+
+/// Many page loads at once: every one answered 200 with a page. The time of the whole burst
+/// is printed (a figure for the docs), never asserted.
+#[tokio::test]
+async fn two_hundred_parallel_page_loads_all_succeed() {
+    let fx = fixture(HostPolicy::local()).await;
+    let client = http();
+    let base = format!("http://{}", fx.addr);
+    let server = segment(&fx.server_url);
+    let started = Instant::now();
+    let loads = (0..200).map(|i| {
+        let client = client.clone();
+        let url = match i % 4 {
+            0 => format!("{base}/"),
+            1 => format!("{base}/server?url={server}"),
+            2 => format!("{base}/changes"),
+            _ => format!("{base}/changes.atom"),
+        };
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let response = client
+                .get(&url)
+                .header("accept", "text/html")
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
+            let status = response.status().as_u16();
+            let text = response.text().await.map_err(|e| e.to_string())?;
+            let page = text.contains("</html>") || text.contains("</feed>");
+            if status == 200 && page {
+                Ok(started.elapsed())
+            } else {
+                Err(format!("{url}: {status}"))
+            }
+        })
+    });
+    let outcomes = futures::future::join_all(loads).await;
+    let mut slowest = Duration::ZERO;
+    let mut failures = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(Ok(elapsed)) => slowest = slowest.max(elapsed),
+            Ok(Err(error)) => failures.push(error),
+            Err(panic) => failures.push(panic.to_string()),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:?}",
+        failures.len()
+    );
+    eprintln!(
+        "200 parallel page loads: all 200 in {:?}, slowest {slowest:?}",
+        started.elapsed()
+    );
+}
+
+/// A browser opening a store no run has written yet gets a page that says so.
+#[tokio::test]
+async fn an_empty_store_gets_a_page_saying_so() {
+    let empty = tempfile::tempdir().unwrap();
+    let storage = LocalStorage::open_existing(empty.path());
+    let addr = support::background::serve(serve::app(Backend::Local(storage), HostPolicy::local()));
+    let response = http()
+        .get(format!("http://{addr}/"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(response.text().await.unwrap().contains("id=\"no-ledger\""));
+    let listed: Value = http()
+        .get(format!("http://{addr}/ledgers"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["ledgers"], json!([]));
+}
+
+#[test]
+fn serve_does_not_offer_the_probe_flags() {
+    let help = Command::new(BINARY)
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(!help.contains("allow-private-targets"), "{help}");
+    assert!(help.contains("--allow-host"), "{help}");
+    let refused = Command::new(BINARY)
+        .args(["serve", "--allow-private-targets", "--port", "0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    for probing in ["snapshot", "diff"] {
+        let help = Command::new(BINARY)
+            .args([probing, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&help.stdout).into_owned();
+        assert!(
+            help.contains("--allow-private-targets"),
+            "{probing}: {help}"
+        );
+    }
+}
+
+/// Started in Standby mode with `--storage-dir`, the binary reads that folder (not the
+/// environment's storage or `./storage`).
+#[tokio::test]
+async fn standby_mode_reads_the_storage_dir_it_is_given() {
+    let fx = fixture(HostPolicy::local()).await;
+    let elsewhere = tempfile::tempdir().unwrap();
+    let port = support::process::free_port();
+    let child = Command::new(BINARY)
+        .arg("--storage-dir")
+        .arg(fx.dir.root())
+        .current_dir(elsewhere.path())
+        .env("APIFY_META_ORIGIN", "STANDBY")
+        .env("ACTOR_STANDBY_PORT", port.to_string())
+        .env("CRAWLEE_STORAGE_DIR", elsewhere.path())
+        .env_remove("APIFY_LOCAL_STORAGE_DIR")
+        .env_remove("APIFY_IS_AT_HOME")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the binary");
+    let _guard = KillOnDrop(child);
+    let client = http();
+    let url = format!("http://127.0.0.1:{port}/ledgers");
+    let mut listed = None;
+    for _ in 0..300 {
+        if let Ok(response) = client.get(&url).send().await {
+            listed = response.json::<Value>().await.ok();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let listed = listed.expect("the Standby server answered");
+    assert_eq!(listed["ledgers"], json!(["DEFAULT"]), "{listed}");
+}
+
+/// Stops the child process this test started, however the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
