@@ -457,6 +457,7 @@ async fn two_runs_record_every_change_class_and_severity() {
         "digest_algorithm": "sha256-jcs/1",
         "servers_blocked": 0,
         "servers_deferred": 0,
+        "servers_budget_exhausted": 0,
         "servers_from_registry": 0,
         "registry_skipped_stdio": 0,
         "registry_error": null,

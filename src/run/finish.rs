@@ -3,12 +3,10 @@
 
 use chrono::Utc;
 
+use super::RunContext;
 use super::outcome::ServerResult;
 use super::{RunError, RunOutcome};
-use crate::input::Input;
-use crate::insight::InsightCache;
-use crate::ledger::Ledger;
-use crate::platform::{Charging, Item, Record, Storage, Store};
+use crate::platform::{Item, Record, Storage, Store};
 use crate::registry::Fleet;
 use crate::report::{ChangeRow, SummaryRow, count_of};
 
@@ -17,15 +15,20 @@ pub(super) const ITEMS_PER_PUSH: usize = 100;
 
 /// Writes rows, OUTPUT, the report, the insight cache and, last, the ledger index (surface
 /// records were written while outcomes were recorded).
-pub(super) async fn finish(
-    storage: &impl Storage,
-    charging: &Charging,
-    ledger: &mut Ledger,
-    insight: &mut InsightCache,
-    input: &Input,
+pub(super) async fn finish<S: Storage>(
+    ctx: &mut RunContext<'_, S>,
     fleet: &Fleet,
     results: Vec<ServerResult>,
 ) -> Result<RunOutcome, RunError> {
+    let RunContext {
+        storage,
+        charging,
+        ledger,
+        insight,
+        input,
+        ..
+    } = ctx;
+    let (storage, charging) = (*storage, *charging);
     let mut items = Vec::new();
     let mut server_rows = Vec::new();
     let mut change_rows = Vec::new();

@@ -163,6 +163,28 @@ pub async fn read_checked_input(
     }
 }
 
+/// What one run holds from its start to its end, handed to the stages instead of loose
+/// arguments: where it stores and charges, how it reaches servers, what the user and the
+/// operator asked, the ledger and insight cache it updates, and the time its rows carry.
+pub(crate) struct RunContext<'a, S: Storage> {
+    /// The default dataset and stores, and the ledger store.
+    pub(crate) storage: &'a S,
+    /// Pay-per-event charging (dry run outside the platform).
+    pub(crate) charging: &'a Charging,
+    /// The HTTP client for targets (and the registry).
+    pub(crate) client: net::Client,
+    /// The validated INPUT.
+    pub(crate) input: Input,
+    /// The operator's choices.
+    pub(crate) options: &'a RunOptions,
+    /// The ledger index, updated in memory and written once at the end.
+    pub(crate) ledger: Ledger,
+    /// The per-surface insight cache.
+    pub(crate) insight: InsightCache,
+    /// When the run started: every row of the run carries it.
+    pub(crate) now: DateTime<Utc>,
+}
+
 /// One run over a validated input (the whole watch, or one shard of it).
 pub async fn run_with_input(
     storage: &impl Storage,
@@ -179,16 +201,23 @@ pub async fn run_with_input(
         allowed_hosts: input.allowed_hosts.clone(),
         credentials: input.server_credentials.clone(),
     };
-    let mut ledger = Ledger::load(storage, &input.ledger_name).await?;
-    let mut insight = InsightCache::load(storage, &input.ledger_name).await;
-    let client = http_client(&input, options)?;
-    let fleet = gather_fleet(storage, &client, &input).await;
+    let mut ctx = RunContext {
+        storage,
+        charging,
+        client: http_client(&input, options)?,
+        ledger: Ledger::load(storage, &input.ledger_name).await?,
+        insight: InsightCache::load(storage, &input.ledger_name).await,
+        input,
+        options,
+        now: Utc::now(),
+    };
+    let fleet = gather_fleet(storage, &ctx.client, &ctx.input).await;
     let planned = targets::plan(&fleet.entries, &rules);
 
     charge(charging, EVENT_RUN_START, 1).await;
     let (probe_targets, over_budget) =
         split_by_budget(&planned, charging.affordable(EVENT_SERVER_CHECKED));
-    let now = Utc::now();
+    let now = ctx.now;
     let mut results: Vec<(usize, ServerResult)> = Vec::with_capacity(planned.len());
     for (offset, remote) in fleet.templated.iter().enumerate() {
         let index = fleet.entries.len() + offset;
@@ -200,14 +229,13 @@ pub async fn run_with_input(
         }
     }
     for target in &over_budget {
-        results.push((target.index, over_budget_result(target, &ledger, now)));
+        results.push((target.index, over_budget_result(target, &ctx.ledger, now)));
     }
     for (_, result) in &results {
         log_verdict(&result.row);
     }
-    let jobs = probe_jobs(&input, options, &ledger, &insight, probe_targets);
-    let probed =
-        probe_and_record(storage, charging, &client, &input, &mut ledger, jobs, now).await?;
+    let jobs = probe_jobs(&ctx, probe_targets);
+    let probed = probe_and_record(&mut ctx, jobs).await?;
     results.extend(probed);
     results.sort_by_key(|(index, _)| *index);
     let results = results
@@ -219,40 +247,27 @@ pub async fn run_with_input(
             result
         })
         .collect();
-    finish(
-        storage,
-        charging,
-        &mut ledger,
-        &mut insight,
-        &input,
-        &fleet,
-        results,
-    )
-    .await
+    finish(&mut ctx, &fleet, results).await
 }
 
 /// Probes every target with at most `concurrency` in flight, under both deadlines, and records
 /// each outcome as soon as it arrives. Probes run as their own tasks, so recording one server
 /// never holds up the others.
-async fn probe_and_record(
-    storage: &impl Storage,
-    charging: &Charging,
-    client: &net::Client,
-    input: &Input,
-    ledger: &mut Ledger,
+async fn probe_and_record<S: Storage>(
+    ctx: &mut RunContext<'_, S>,
     jobs: Vec<Job>,
-    now: DateTime<Utc>,
 ) -> Result<Vec<(usize, ServerResult)>, RunError> {
-    let run_deadline = TokioInstant::now() + input.max_run_time;
+    let (storage, charging) = (ctx.storage, ctx.charging);
+    let run_deadline = TokioInstant::now() + ctx.input.max_run_time;
     let total = jobs.len();
-    let server_budget = input.max_server_time;
+    let server_budget = ctx.input.max_server_time;
     // A feeder hands out `concurrency` slots in input order; each probe then runs as its own
     // task and reports back through a channel, so recording one outcome never holds up the
     // next probe, and servers late in the list are the ones a run deadline cuts.
-    let slots = Arc::new(Semaphore::new(input.concurrency));
+    let slots = Arc::new(Semaphore::new(ctx.input.concurrency));
     let preparers = Arc::new(Semaphore::new(cpu_count()));
     let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
-    let feeder_client = client.clone();
+    let feeder_client = ctx.client.clone();
     tokio::spawn(async move {
         for job in jobs {
             let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -299,7 +314,7 @@ async fn probe_and_record(
             charging,
             unsettled: (total - results.len()) as u64,
         };
-        let mut result = record_outcome(storage, &payer, ledger, input, outcome, now).await?;
+        let mut result = record_outcome(ctx, &payer, outcome).await?;
         if let Some((key, record)) = result.surface_write.take() {
             surfaces.write(key, record).await?;
         }

@@ -11,11 +11,8 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant as TokioInstant;
 
-use super::RunOptions;
+use super::RunContext;
 use super::outcome::{Known, Outcome, Prepared, Probed};
-use crate::input::Input;
-use crate::insight::InsightCache;
-use crate::ledger::Ledger;
 use crate::mcp::{self, Observation, ProbeOptions};
 use crate::net::{self};
 use crate::platform::{Record, Storage, StorageError, Store};
@@ -30,13 +27,14 @@ pub(super) struct Job {
 
 /// The probe jobs in input order: the era that worked last time is tried first, and the
 /// insight of the surface the ledger names goes along for reuse.
-pub(super) fn probe_jobs(
-    input: &Input,
-    options: &RunOptions,
-    ledger: &Ledger,
-    insight: &InsightCache,
-    targets: Vec<Target>,
-) -> Vec<Job> {
+pub(super) fn probe_jobs<S: Storage>(ctx: &RunContext<'_, S>, targets: Vec<Target>) -> Vec<Job> {
+    let RunContext {
+        input,
+        options,
+        ledger,
+        insight,
+        ..
+    } = ctx;
     targets
         .into_iter()
         .map(|target| {

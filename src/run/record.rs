@@ -1,9 +1,9 @@
 //! Stage 3, recording: what each probe outcome does to the rows and the ledger entry (read,
 //! auth required, credential rejected or dropped, unstorable, failed), one log line per server.
 
-use chrono::{DateTime, Utc};
 use url::Url;
 
+use super::RunContext;
 use super::RunError;
 use super::charge::{Payer, deferred_note};
 use super::outcome::{
@@ -20,14 +20,12 @@ use crate::surface::Surface;
 use crate::targets::Listing;
 
 /// Turns one probe outcome into rows and a ledger update.
-pub(super) async fn record_outcome(
-    storage: &impl Storage,
+pub(super) async fn record_outcome<S: Storage>(
+    ctx: &mut RunContext<'_, S>,
     payer: &Payer<'_>,
-    ledger: &mut Ledger,
-    input: &Input,
     outcome: Outcome,
-    now: DateTime<Utc>,
 ) -> Result<ServerResult, RunError> {
+    let (input, now) = (&ctx.input, ctx.now);
     let key = outcome.target.ledger_key();
     let mut row = ServerRow {
         server_url: outcome.target.key().to_string(),
@@ -35,7 +33,7 @@ pub(super) async fn record_outcome(
         response_time_ms: outcome.elapsed.as_millis() as u64,
         ..base_row(now)
     };
-    if let Some(entry) = ledger.entry(&key) {
+    if let Some(entry) = ctx.ledger.entry(&key) {
         row.previous_tool_digest = entry.tool_digest.clone();
         row.first_seen = Some(entry.first_seen);
         row.last_changed = entry.last_changed;
@@ -46,7 +44,7 @@ pub(super) async fn record_outcome(
     let result = match outcome.probed {
         Probed::Read(observation) => {
             let view = View { key: &key, row };
-            return record_readable(storage, payer, ledger, input, view, *observation, now).await;
+            return record_readable(ctx, payer, view, *observation).await;
         }
         Probed::Failed(failure)
             if outcome.target.credential.is_some() && failure.error.auth_refusal().is_some() =>
@@ -55,7 +53,7 @@ pub(super) async fn record_outcome(
         }
         Probed::Failed(failure) if failure.error.reason_code() == ReasonCode::AuthRequired => {
             let view = View { key: &key, row };
-            return Ok(record_auth_required(payer, ledger, input, view, *failure, now).await);
+            return Ok(record_auth_required(ctx, payer, view, *failure).await);
         }
         Probed::Failed(failure) => {
             row.reason_code = Some(failure.error.reason_code());
@@ -134,15 +132,14 @@ pub(super) struct View<'a> {
     pub(super) row: ServerRow,
 }
 
-pub(super) async fn record_readable(
-    storage: &impl Storage,
+pub(super) async fn record_readable<S: Storage>(
+    ctx: &mut RunContext<'_, S>,
     payer: &Payer<'_>,
-    ledger: &mut Ledger,
-    input: &Input,
     view: View<'_>,
     prepared: Prepared,
-    now: DateTime<Utc>,
 ) -> Result<ServerResult, RunError> {
+    let (storage, input, now) = (ctx.storage, &ctx.input, ctx.now);
+    let ledger = &mut ctx.ledger;
     let View { key, mut row } = view;
     let anonymous = row.listing != Some(Listing::Authenticated);
     let (_, risk, capabilities) = prepared.row_summaries();
@@ -338,14 +335,14 @@ pub(super) fn unstorable_result(
     }
 }
 
-pub(super) async fn record_auth_required(
+pub(super) async fn record_auth_required<S: Storage>(
+    ctx: &mut RunContext<'_, S>,
     payer: &Payer<'_>,
-    ledger: &mut Ledger,
-    input: &Input,
     view: View<'_>,
     failure: ProbeFailure,
-    now: DateTime<Utc>,
 ) -> ServerResult {
+    let (input, now) = (&ctx.input, ctx.now);
+    let ledger = &mut ctx.ledger;
     let View { key, row } = view;
     let findings = failure.auth.clone().unwrap_or_default();
     let known = ledger.entry(key).map(|e| &e.auth);
