@@ -1,0 +1,221 @@
+//! A handshake's session: the list calls, page by page, with the session renewed once when the
+//! server forgets it.
+
+use std::collections::HashSet;
+
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use url::Url;
+
+use super::ProbeOptions;
+use super::handshake::{modern_headers, modern_params, try_classic};
+use crate::mcp::era::Era;
+use crate::mcp::error::ProbeError;
+use crate::mcp::exchange::{self, Reply, Wire};
+use crate::mcp::legacy_sse::LegacySession;
+
+/// Items read from one list method.
+#[derive(Debug, Default)]
+pub(super) struct Listing {
+    pub(super) items: Vec<Value>,
+    pub(super) truncated: bool,
+    /// `(item index, pointer inside the item)` of every key an answer repeated.
+    pub(super) repeated_keys: Vec<(usize, String)>,
+}
+
+/// Splits a pointer into a JSON-RPC answer, such as `/result/tools/3/description`, into the
+/// item index and the pointer inside that item (`3`, `/description`).
+pub(super) fn item_pointer(pointer: &str, key: &str) -> Option<(usize, String)> {
+    let marker = format!("/result/{key}/");
+    let rest = &pointer[pointer.find(&marker)? + marker.len()..];
+    let (index, inner) = rest.split_once('/').unwrap_or((rest, ""));
+    Some((index.parse().ok()?, format!("/{inner}")))
+}
+
+/// The classic session id, which a re-initialization may replace while list calls run.
+pub(super) struct SessionSlot {
+    pub(super) id: std::sync::Mutex<Option<String>>,
+    /// Held while renewing, so concurrent list calls renew once; true once renewed.
+    pub(super) renewed: tokio::sync::Mutex<bool>,
+}
+
+impl SessionSlot {
+    pub(super) fn new(id: Option<String>) -> Self {
+        SessionSlot {
+            id: std::sync::Mutex::new(id),
+            renewed: tokio::sync::Mutex::new(false),
+        }
+    }
+
+    pub(super) fn current(&self) -> Option<String> {
+        self.id
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    pub(super) fn replace(&self, id: Option<String>) {
+        *self
+            .id
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = id;
+    }
+}
+
+/// A server after its handshake: how every later request is addressed.
+pub(super) struct Session<'w, 'c> {
+    pub(super) wire: &'w Wire<'c>,
+    pub(super) url: Url,
+    pub(super) era: Era,
+    pub(super) version: String,
+    pub(super) session_id: SessionSlot,
+    /// Set for the legacy transport: requests go through its stream instead of the wire.
+    pub(super) legacy: Option<&'w LegacySession>,
+}
+
+impl Session<'_, '_> {
+    pub(super) fn headers(&self, method: &str) -> HeaderMap {
+        match self.era {
+            Era::Modern => modern_headers(&self.version, method),
+            Era::Classic | Era::LegacySse => {
+                let mut headers = HeaderMap::new();
+                exchange::set_header(&mut headers, exchange::VERSION_HEADER, &self.version);
+                if let Some(id) = self.session_id.current() {
+                    exchange::set_header(&mut headers, exchange::SESSION_HEADER, &id);
+                }
+                headers
+            }
+        }
+    }
+
+    pub(super) fn params(&self, cursor: Option<&str>) -> Option<Value> {
+        match self.era {
+            Era::Modern => Some(modern_params(&self.version, cursor)),
+            Era::Classic | Era::LegacySse => cursor.map(|cursor| json!({"cursor": cursor})),
+        }
+    }
+
+    /// Sends one request and returns its result.
+    /// Sends one request; returns its result and the pointers of keys its answer repeated
+    /// (looked for in `tools/list` answers over Streamable HTTP).
+    pub(super) async fn call(
+        &self,
+        method: &str,
+        cursor: Option<&str>,
+    ) -> Result<(Value, Vec<String>), ProbeError> {
+        let params = self.params(cursor);
+        match self.legacy {
+            Some(legacy) => Ok((legacy.call(method, params).await?, Vec::new())),
+            None => {
+                let sent_with = self.session_id.current();
+                let mut reply = self
+                    .wire
+                    .request(&self.url, self.headers(method), method, params.clone())
+                    .await?;
+                if self.session_expired(&reply, sent_with.as_deref()) && self.renew(sent_with).await
+                {
+                    reply = self
+                        .wire
+                        .request(&self.url, self.headers(method), method, params)
+                        .await?;
+                }
+                let repeated = reply.repeated_keys.clone();
+                Ok((reply.into_result()?, repeated))
+            }
+        }
+    }
+
+    /// A classic server answers 404 to a request carrying a session id it no longer knows
+    /// (the session expired or the server restarted).
+    pub(super) fn session_expired(&self, reply: &Reply, sent_with: Option<&str>) -> bool {
+        self.era == Era::Classic && sent_with.is_some() && reply.status == 404
+    }
+
+    /// Starts a new session once per probe (`initialize` + `initialized` again). Concurrent
+    /// list calls that saw the same expiry wait for one renewal and then use its id. False
+    /// when the session was already renewed once, or the new handshake failed.
+    pub(super) async fn renew(&self, expired: Option<String>) -> bool {
+        let mut renewed = self.session_id.renewed.lock().await;
+        if self.session_id.current() != expired {
+            return true;
+        }
+        if *renewed {
+            return false;
+        }
+        *renewed = true;
+        match try_classic(self.wire, &self.url).await {
+            Ok(handshake) if handshake.version == self.version => {
+                tracing::info!(url = %self.url, "classic session expired; re-initialized once");
+                self.session_id.replace(handshake.session_id);
+                true
+            }
+            Ok(_) | Err(_) => false,
+        }
+    }
+
+    /// Walks `method` through `nextCursor`: at most `max_pages` pages and `max_tools` items,
+    /// stopping early on a repeated cursor.
+    pub(super) async fn list(
+        &self,
+        method: &str,
+        key: &str,
+        options: &ProbeOptions,
+    ) -> Result<Listing, ProbeError> {
+        let mut listing = Listing::default();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..options.max_pages.max(1) {
+            let (mut result, repeated) = self.call(method, cursor.as_deref()).await?;
+            let Some(Value::Array(items)) = result.get_mut(key).map(Value::take) else {
+                return Err(ProbeError::NotJson(format!(
+                    "the {method} result has no {key} array"
+                )));
+            };
+            let offset = listing.items.len();
+            listing.repeated_keys.extend(
+                repeated
+                    .iter()
+                    .filter_map(|pointer| item_pointer(pointer, key))
+                    .map(|(index, inner)| (offset + index, inner))
+                    .filter(|(index, _)| *index < offset + items.len()),
+            );
+            for item in items {
+                if listing.items.len() == options.max_tools {
+                    listing.truncated = true;
+                    return Ok(listing);
+                }
+                listing.items.push(item);
+            }
+            match result.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if seen.insert(next.to_string()) => cursor = Some(next.to_string()),
+                _ => return Ok(listing),
+            }
+        }
+        listing.truncated = true;
+        Ok(listing)
+    }
+
+    /// Counts the items of `method`; `None` when the listing fails (a count is optional).
+    pub(super) async fn count(
+        &self,
+        method: &str,
+        key: &str,
+        options: &ProbeOptions,
+    ) -> Option<u64> {
+        let options = ProbeOptions {
+            max_tools: usize::MAX,
+            ..options.clone()
+        };
+        let listing = self.list(method, key, &options).await.ok()?;
+        Some(listing.items.len() as u64)
+    }
+
+    /// Ends a classic session politely; the answer does not matter.
+    pub(super) async fn close(&self) {
+        if self.era == Era::Classic && self.session_id.current().is_some() {
+            let mut headers = self.headers("");
+            headers.remove(exchange::METHOD_HEADER);
+            let _ = self.wire.delete(&self.url, headers).await;
+        }
+    }
+}
