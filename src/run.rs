@@ -365,8 +365,18 @@ pub(crate) async fn gather_fleet(
                 templated = fleet.templated.len(),
                 skipped_stdio = fleet.skipped_stdio,
                 over_limit = fleet.over_limit,
+                truncated = fleet.registry_truncated.map(|t| t.code()),
                 "MCP Registry read"
             );
+            if let Some(truncated) = fleet.registry_truncated {
+                let message = format!(
+                    "registry walk cut short ({truncated}); watching the servers found so far"
+                );
+                tracing::warn!("{message}");
+                if let Err(status) = storage.set_status_message(&message, false).await {
+                    tracing::warn!(%status, "cannot update the status message");
+                }
+            }
             if fleet.over_limit > 0 {
                 let message = format!(
                     "{} registry servers left out: this run holds {} servers ({} per shard); \
@@ -1317,6 +1327,7 @@ async fn finish(
     summary.ledger_name = input.ledger_name.clone();
     summary.registry_skipped_stdio = fleet.skipped_stdio;
     summary.registry_error = fleet.registry_error.clone();
+    summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = charging.summary();
     items.push(Item::of(&summary)?);
     storage.push_items(&items).await?;
@@ -1375,6 +1386,9 @@ pub fn final_status(summary: &SummaryRow) -> String {
     }
     if summary.servers_blocked > 0 {
         text.push_str(&format!(", {} blocked", summary.servers_blocked));
+    }
+    if let Some(truncated) = &summary.registry_truncated {
+        text.push_str(&format!("; registry walk cut short ({truncated})"));
     }
     text
 }

@@ -371,6 +371,11 @@ pub struct SummaryRow {
     pub registry_skipped_stdio: usize,
     /// Why the registry search failed, when it did (the explicit `servers` were still read).
     pub registry_error: Option<String>,
+    /// Why the registry walk stopped before the registry's end, when it did: a code
+    /// (`limit`, `repeating_cursor`, `page_cap`), a colon and an explanation. The servers
+    /// found up to there were still read. Absent when the walk reached the registry's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_truncated: Option<String>,
     /// What was (or, locally, would have been) charged.
     pub charges: Value,
     /// A sharded watch only: how each shard's run ended ([`crate::shard`]).
@@ -466,6 +471,7 @@ impl SummaryRow {
             servers_from_registry: count(&|r| r.registry_name.is_some()),
             registry_skipped_stdio: 0,
             registry_error: None,
+            registry_truncated: None,
             charges: Value::Null,
             shards: None,
             shards_failed: None,

@@ -373,6 +373,7 @@ async fn write_merged(
         fleet.registry_names.iter().flatten().count() + fleet.templated.len();
     summary.registry_skipped_stdio = fleet.skipped_stdio;
     summary.registry_error = fleet.registry_error.clone();
+    summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = merge_charges(charging.summary(), &merged.shard_charges);
     summary.shards = Some(merged.records.iter().map(|r| r.outcome.clone()).collect());
     summary.shards_failed = Some(failed);
