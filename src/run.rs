@@ -245,7 +245,7 @@ pub const EVENT_CHANGE_RECORDED: &str = "surface_change_recorded";
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Runs the Actor once against `storage`, charging events through `charging`. An input with
-/// `shards` above 1 makes the run the coordinator of a sharded watch ([`crate::shard`]).
+/// `shards` other than 1 (0: chosen from the fleet) makes the run the coordinator of a sharded watch ([`crate::shard`]).
 pub async fn run(
     storage: &impl Storage,
     charging: &Charging,
@@ -259,7 +259,7 @@ pub async fn run(
             return Err(error.into());
         }
     };
-    if input.shards > 1 {
+    if input.shards != 1 {
         return crate::shard::coordinate(storage, charging, &options, input, raw).await;
     }
     run_with_input(storage, charging, &options, input).await

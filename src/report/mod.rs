@@ -384,6 +384,10 @@ pub struct SummaryRow {
     /// A sharded watch only: shards whose run failed (their servers have no rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards_failed: Option<usize>,
+    /// A sharded watch with `shards` = 0 only: the number of shards the coordinator chose for
+    /// the fleet it found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards_chosen: Option<usize>,
     /// When the run ended.
     pub observed_at: DateTime<Utc>,
 }
@@ -475,6 +479,7 @@ impl SummaryRow {
             charges: Value::Null,
             shards: None,
             shards_failed: None,
+            shards_chosen: None,
             observed_at: Utc::now(),
         }
     }
