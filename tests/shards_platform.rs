@@ -214,10 +214,7 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
             // --- a shard whose run fails is named; the others' rows stand.
             let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
             let broken = *busy.iter().next().unwrap();
-            let broken_key = (
-                ledger_store.clone(),
-                format!("fleet-shard-{broken}"),
-            );
+            let broken_key = (ledger_store.clone(), format!("fleet-shard-{broken}"));
             let intact = fake.state().records[&broken_key].clone();
             fake.state().records.insert(
                 broken_key.clone(),
