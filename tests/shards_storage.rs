@@ -2,6 +2,8 @@
 //! tasks sharing one pid) or several processes over one storage folder produce them: every
 //! writer of one key succeeds, and a reader only ever sees a whole record.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;

@@ -1,15 +1,16 @@
 //! Sharded watch: one fleet split over several runs, each with its own ledger.
 //!
 //! ```text
-//! INPUT (shards = N) ─► fleet (servers + registry) ─► plan::split by a hash of the URL
+//! INPUT (shards = N, or 0: chosen) ─► fleet (servers + registry) ─► placement::place
+//!   ─► moves::settle (entries of servers that changed shard move first)
 //!   ─► per shard: reuse (interrupted round) or run it ─ on the platform: a run of this Actor
 //!      (POST /v2/acts/{id}/runs, budget share), locally: a task of this process
 //!   ─► merged rows + one merged summary row, OUTPUT, REPORT ─► round record (last)
 //! ```
 //!
-//! Shard `k` of `N` keeps the ledger `<ledger_name>-shard-<k>-of-<N>`. A server's shard depends
-//! only on its URL and `N`, so it never moves while the fleet changes; a new `N` means new
-//! ledgers (a re-baseline). The shards' maximum charges are equal shares of what the
+//! Shard `k` keeps the ledger `<ledger_name>-shard-<k>`. A server goes to the shard its URL
+//! ranks first that has room (at most 1000 servers each), so no shard run refuses its INPUT;
+//! a server that changes shard keeps its ledger entry and history. The shards' maximum charges are equal shares of what the
 //! coordinator has left, so together they never exceed its own maximum.
 
 pub mod local;

@@ -128,11 +128,14 @@ async fn apply(
     for (destination, incoming) in by_shard(&moves, |m| m.to) {
         let mut ledger = Ledger::load(storage, &name(destination)).await?;
         for (source, servers) in by_shard(&incoming, |m| m.from) {
-            if !sources.contains_key(&source) {
-                sources.insert(source, Ledger::load(storage, &name(source)).await?);
-            }
+            let held = match sources.entry(source) {
+                std::collections::hash_map::Entry::Occupied(held) => held.into_mut(),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(Ledger::load(storage, &name(source)).await?)
+                }
+            };
             let ids: BTreeSet<&ServerId> = servers.iter().map(|m| &m.server).collect();
-            for (key, entry) in sources[&source].servers.iter() {
+            for (key, entry) in held.servers.iter() {
                 // An entry the destination already holds is kept, unless the source's was seen
                 // more recently (a stale one left from an earlier stay of the server there).
                 let stale = ledger

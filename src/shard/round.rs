@@ -148,7 +148,7 @@ mod tests {
         ShardJob {
             shard,
             of,
-            ledger_name: format!("w-shard-{shard}-of-{of}"),
+            ledger_name: format!("w-shard-{shard}"),
             entries: vec![json!(url)],
         }
     }
