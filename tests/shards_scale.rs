@@ -247,3 +247,18 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Ten in-process shards whose servers share surfaces write the same surface records at once:
+/// three runs in a row all succeed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_shards_sharing_surfaces_succeed_run_after_run() {
+    let mcp = CountingMcp::start("127.0.0.1").await;
+    let urls = serve_fleet(&mcp, 0, 100);
+    let dir = RunDir::new();
+    let input = json!({"servers": urls, "ledger_name": "fleet", "shards": 10, "concurrency": 10});
+    for run in 0..3 {
+        let outcome = dir.run_ok(&input, None).await;
+        assert_eq!(outcome.failed_shards, 0, "run {run}");
+        assert_every_server_read_once(&Rows::of(&dir), &urls);
+    }
+}
