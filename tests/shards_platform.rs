@@ -324,7 +324,7 @@ fn platform_coordinator_stops_waiting_before_its_own_timeout() {
 }
 
 /// The most skewed hash split on the platform: 2000 servers whose URLs all rank shard 1 first,
-/// in 2 shards. Each shard run (a real child process) accepts its 1000 servers; every server
+/// with `shards: 0` (the coordinator chooses 2 shards). Each shard run (a real child process) accepts its 1000 servers; every server
 /// is read once and the watch exits 0. The servers share a few surfaces, as real fleets do.
 #[test]
 fn platform_the_most_skewed_split_of_2000_servers_finishes() {
@@ -352,7 +352,7 @@ fn platform_the_most_skewed_split_of_2000_servers_finishes() {
             }
             let urls: Vec<String> = paths.iter().map(|p| mcp.url(p)).collect();
             let input =
-                json!({"servers": urls, "ledger_name": "skewed", "shards": 2, "concurrency": 20});
+                json!({"servers": urls, "ledger_name": "skewed", "shards": 0, "concurrency": 20});
             fake.state().records.insert(
                 (DEFAULT_STORE.to_string(), "INPUT".to_string()),
                 (
@@ -382,6 +382,12 @@ fn platform_the_most_skewed_split_of_2000_servers_finishes() {
             assert_eq!(read.len(), 2000, "every server read");
             assert_eq!(summary["servers_checked"], 2000);
             assert_eq!(summary["shards_failed"], 0);
+            assert_eq!(summary["shards_chosen"], 2);
+            let (terminal, _) = fake.state().status_messages.last().cloned().unwrap();
+            assert!(
+                terminal.contains("2 shards chosen for 2000 servers"),
+                "{terminal}"
+            );
             for path in &paths {
                 assert!(mcp.requests(path) > 0, "{path} not contacted");
             }
