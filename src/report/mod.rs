@@ -397,7 +397,7 @@ pub struct SummaryRow {
 pub struct ShardOutcome {
     /// The shard's number, 1 to `shards`.
     pub shard: usize,
-    /// The ledger the shard keeps (`<ledger_name>-shard-<k>-of-<n>`).
+    /// The ledger the shard keeps (`<ledger_name>-shard-<k>`).
     pub ledger_name: String,
     /// Server entries assigned to it.
     pub servers: usize,
