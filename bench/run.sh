@@ -3,7 +3,7 @@
 # round-trip bounds and to the official MCP Python SDK client on the same servers.
 #
 #   bench/run.sh [--servers N] [--delay-ms D] [--concurrency C] [--tools K] [--listeners L]
-#                [--skip-python] [--skip-core] [--debug] [--keep] [--no-build]
+#                [--shared-surfaces S] [--skip-python] [--skip-core] [--debug] [--keep] [--no-build]
 #
 # Defaults: 100 servers, 50 ms delay before every response, concurrency 20, 50 tools each (the
 # first 50 tools of ../shared/fixtures/github-mcp-server/v1.6.0.json, generated if absent).
@@ -12,8 +12,11 @@
 # run bench/python_client.py (needs the venv of tests/peers/install.sh, or
 # PYTHON=/path/to/python with mcp==2.3.*), print one table, then the surface-core library bench
 # (`cargo bench --bench core`). --no-build uses the binaries already built (or ACTOR=/path and
-# FLEET=/path). Above 1000 servers the INPUT adds "shards": ceil(N/1000), shards run
-# concurrently in one process, each with `concurrency` servers in flight.
+# FLEET=/path). Above 1000 servers the INPUT adds "shards": 0 (the Actor chooses ceil(N/1000)),
+# shards run concurrently in one process, each with `concurrency` servers in flight.
+# --shared-surfaces S: the fleet serves only S distinct surfaces (server i answers as server
+# i % S), as real fleets do (one product per tenant or region): many servers, and shards, then
+# write the same surface records at once. The table names it.
 # Bounds: 2-round-trip bound = ceil(N/(C x shards)) x 2 x D (discover or initialize, then
 # tools/list); 1-round-trip limit = ceil(N/(C x shards)) x D. Timings are measured, never
 # asserted: exit status is 0 when every run read every server, whatever the figures.
@@ -29,6 +32,7 @@ profile=release
 keep=0
 build=1
 listeners=""
+shared_surfaces=""
 # The most servers one Actor run (one shard) reads; larger fleets are split into shards.
 shard_size=1000
 max_servers=5000
@@ -43,13 +47,17 @@ while [ $# -gt 0 ]; do
     --debug) profile=debug; shift ;;
     --keep) keep=1; shift ;;
     --listeners) listeners="$2"; shift 2 ;;
+    --shared-surfaces) shared_surfaces="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 if [ "$concurrency" -lt 1 ] || [ "$concurrency" -gt 20 ]; then
   echo "bench: --concurrency must be 1..20 (the Actor's input range)" >&2; exit 2
+fi
+if [ -n "$shared_surfaces" ] && { [ "$shared_surfaces" -lt 1 ] || [ "$shared_surfaces" -gt "$servers" ]; }; then
+  echo "bench: --shared-surfaces must be 1..--servers" >&2; exit 2
 fi
 if [ "$servers" -lt 1 ] || [ "$servers" -gt "$max_servers" ]; then
   echo "bench: --servers must be 1..$max_servers" >&2; exit 2
@@ -104,8 +112,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$fleet" --servers "$servers" --listeners "$listeners" --delay-ms "$delay_ms" --tools "$tools" \
-  --urls-out "$work/urls.txt" >"$work/fleet.log" 2>&1 &
+fleet_args=(--servers "$servers" --listeners "$listeners" --delay-ms "$delay_ms" --tools "$tools")
+[ -n "$shared_surfaces" ] && fleet_args+=(--shared-surfaces "$shared_surfaces")
+"$fleet" "${fleet_args[@]}" --urls-out "$work/urls.txt" >"$work/fleet.log" 2>&1 &
 fleet_pid=$!
 for _ in $(seq 1 300); do
   grep -q '^READY' "$work/fleet.log" 2>/dev/null && break
@@ -117,7 +126,7 @@ grep -q '^READY' "$work/fleet.log" || { echo "bench: the fleet did not get ready
 # --- the Actor --------------------------------------------------------------------------------
 {
   printf '{"ledger_name":"bench","concurrency":%s,' "$concurrency"
-  [ "$shards" -gt 1 ] && printf '"shards":%s,' "$shards"
+  [ "$shards" -gt 1 ] && printf '"shards":0,'
   printf '"servers":['
   sed 's/.*/"&"/' "$work/urls.txt" | paste -sd, -
   printf ']}\n'
@@ -159,6 +168,7 @@ rows=(baseline compare)
 for name in "${rows[@]}"; do
   printf '%s %s\n' "$name" "$(cat "$work/$name.time")"
 done | awk -v n="$servers" -v c="$concurrency" -v d="$delay_ms" -v tools="$tools" -v shards="$shards" \
+  -v surfaces="${shared_surfaces:-$servers}" \
   -v nproc="$(nproc)" -v py_detail="$( [ "$skip_python" = 0 ] && cat "$work/python.out" || true)" '
   function ceil(x) { return (x == int(x)) ? x : int(x) + 1 }
   function verdict(ok) { return ok ? "met" : "MISSED" }
@@ -173,6 +183,8 @@ done | awk -v n="$servers" -v c="$concurrency" -v d="$delay_ms" -v tools="$tools
     label["compare"] = "Actor, compare run"
     label["python"] = "Python SDK client (mcp 2.3)"
     printf "\nWhole-run benchmark: %d servers x %d tools, %d ms before every response, concurrency %d, %d CPUs\n", n, tools, d, c, nproc
+    if (surfaces < n) printf "Shared surfaces: the servers serve %d distinct surfaces (server i as server i %% %d)\n", surfaces, surfaces
+    else printf "Shared surfaces: none (every server its own surface; --shared-surfaces S to share)\n"
     if (shards > 1) {
       printf "%d shards of at most 1000 servers, run concurrently in one process, each with %d servers in flight (%d in all)\n", shards, c, c * shards
       printf "2-round-trip bound ceil(N/(C x shards)) x 2 x delay = %.3f s; 1-round-trip limit = %.3f s\n\n", bound2, bound1

@@ -18,6 +18,9 @@
 //! By default every server has its own listener (its own origin, so the client opens its own
 //! connections, as with real servers); `--listeners L` spreads the servers over L listeners
 //! instead (server `i` on listener `i % L`), for fleets larger than the open-file limit allows.
+//! `--shared-surfaces S` gives server `i` the identity of server `i % S` instead, so S surfaces
+//! are served by the whole fleet (one product hosted per tenant or region, as real fleets look):
+//! the ledger then has one surface record per identity that many servers, and shards, write.
 //! The URLs (one a line) go to `--urls-out` (or stdout); `READY <n>` on stdout says the fleet
 //! listens. It runs until interrupted or killed.
 
@@ -55,6 +58,8 @@ struct Settings {
     tools: usize,
     tools_file: Option<PathBuf>,
     urls_out: Option<PathBuf>,
+    /// Distinct identities served; `None` is one per server.
+    shared_surfaces: Option<usize>,
 }
 
 impl Settings {
@@ -66,6 +71,7 @@ impl Settings {
             tools: 50,
             tools_file: None,
             urls_out: None,
+            shared_surfaces: None,
         };
         while let Some(flag) = args.next() {
             let mut value = || args.next().ok_or(format!("{flag} needs a value"));
@@ -76,6 +82,7 @@ impl Settings {
                 "--tools" => settings.tools = value()?.parse()?,
                 "--tools-file" => settings.tools_file = Some(value()?.into()),
                 "--urls-out" => settings.urls_out = Some(value()?.into()),
+                "--shared-surfaces" => settings.shared_surfaces = Some(value()?.parse()?),
                 other => return Err(format!("unknown argument {other:?}").into()),
             }
         }
@@ -106,6 +113,8 @@ impl Template {
 /// mark where each server puts its number.
 struct Fleet {
     servers: usize,
+    /// Distinct identities: server `i` answers as server `i % identities`.
+    identities: usize,
     delay: Duration,
     discover: Template,
     initialize: Template,
@@ -114,7 +123,12 @@ struct Fleet {
 }
 
 impl Fleet {
-    fn new(tools: Vec<Value>, servers: usize, delay: Duration) -> Result<Fleet, BoxError> {
+    fn new(
+        tools: Vec<Value>,
+        servers: usize,
+        identities: usize,
+        delay: Duration,
+    ) -> Result<Fleet, BoxError> {
         let name = format!("bench-fleet-{NUMBER_MARK}");
         let server_info = json!({"name": name, "version": "1.0.0"});
         let meta = json!({"io.modelcontextprotocol/serverInfo": server_info});
@@ -142,6 +156,7 @@ impl Fleet {
         let tools_classic = json!({ "tools": tools });
         Ok(Fleet {
             servers,
+            identities: identities.max(1),
             delay,
             discover: Template::new(&discover)?,
             initialize: Template::new(&initialize)?,
@@ -156,6 +171,7 @@ impl Fleet {
             return error(StatusCode::BAD_REQUEST, &Value::Null, -32700, "Parse error");
         };
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        let identity = number % self.identities;
         let Some(id) = message.get("id") else {
             // A notification (`notifications/initialized`) or a response: accepted.
             return StatusCode::ACCEPTED.into_response();
@@ -175,14 +191,14 @@ impl Fleet {
             );
         }
         match (method, modern) {
-            ("server/discover", true) => result(id, &self.discover.fill(number)),
-            ("tools/list", true) => result(id, &self.tools_modern.fill(number)),
+            ("server/discover", true) => result(id, &self.discover.fill(identity)),
+            ("tools/list", true) => result(id, &self.tools_modern.fill(identity)),
             ("initialize", false) => {
                 let asked = message
                     .pointer("/params/protocolVersion")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let answer = self.initialize.fill(number);
+                let answer = self.initialize.fill(identity);
                 if CLASSIC.contains(&asked) && asked != CLASSIC[0] {
                     result(id, &answer.replacen(CLASSIC[0], asked, 1))
                 } else {
@@ -300,7 +316,13 @@ fn generated_tool(i: usize) -> Value {
 
 async fn serve(settings: Settings) -> Result<(), BoxError> {
     let tools = load_tools(settings.tools_file.as_deref(), settings.tools)?;
-    let fleet = Arc::new(Fleet::new(tools, settings.servers, settings.delay)?);
+    let identities = settings.shared_surfaces.unwrap_or(settings.servers);
+    let fleet = Arc::new(Fleet::new(
+        tools,
+        settings.servers,
+        identities,
+        settings.delay,
+    )?);
     let app = Router::new()
         .route(
             "/{server}/mcp",

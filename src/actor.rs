@@ -110,14 +110,14 @@ fn shard_runs(env: &PlatformEnv, api: &ApiClient) -> Option<Runs> {
 const SHARD_WAIT_MARGIN_SECONDS: i64 = 60;
 
 /// Reads INPUT and runs the watch it asks for: one run, or the coordinator of a sharded watch
-/// ([`crate::shard`]) when `shards` is above 1.
+/// ([`crate::shard`]) when `shards` is not 1 (0: the coordinator chooses from the fleet).
 pub async fn watch(
     storage: &impl Storage,
     charging: &Charging,
     options: RunOptions,
 ) -> Result<RunOutcome, RunError> {
     let (input, raw) = run::read_checked_input(storage, &options).await?;
-    if input.shards > 1 {
+    if input.shards != 1 {
         return shard::coordinate(storage, charging, &options, input, raw).await;
     }
     run::run_with_input(storage, charging, &options, input).await

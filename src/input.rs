@@ -35,8 +35,13 @@ pub const MAX_SERVERS: usize = 1000;
 /// The most shards a sharded watch may be split into ([`crate::shard`]).
 pub const MAX_SHARDS: usize = 20;
 
+/// `shards` = 0: the coordinator chooses the number of shards from the fleet it finds (the
+/// fewest that hold it, [`crate::shard::plan::shard_count`]).
+pub const AUTO_SHARDS: usize = 0;
+
 /// The longest `ledger_name` of a sharded watch: the shards' ledgers are named
-/// `<ledger_name>-shard-<k>-of-<n>`, which must still be a valid record key.
+/// `<ledger_name>-shard-<k>` and its round record `shards.<ledger_name>`, which must still be
+/// valid record keys.
 pub const MAX_SHARDED_LEDGER_NAME: usize = 100 - "-shard-20-of-20".len();
 
 /// A validated Actor input with every default applied.
@@ -73,8 +78,8 @@ pub struct Input {
     pub server_credentials: Vec<Arc<Credential>>,
     /// The MCP Registry search whose remote servers join the fleet, if any.
     pub registry: Option<RegistryQuery>,
-    /// Into how many shards the fleet is split; above 1 the run coordinates one run per shard
-    /// ([`crate::shard`]).
+    /// Into how many shards the fleet is split; above 1, or [`AUTO_SHARDS`], the run
+    /// coordinates one run per shard ([`crate::shard`]).
     pub shards: usize,
 }
 
@@ -167,7 +172,7 @@ const REGISTRY_LIMIT: IntField = IntField {
 
 const SHARDS: IntField = IntField {
     name: "shards",
-    min: 1,
+    min: AUTO_SHARDS as u64,
     max: MAX_SHARDS as u64,
     default: 1,
 };
@@ -250,7 +255,7 @@ impl Checker {
         has_registry: bool,
         shards: usize,
     ) -> Vec<Value> {
-        let most = MAX_SERVERS * shards;
+        let most = MAX_SERVERS * max_shards(shards);
         let defaults = || {
             if has_registry {
                 Vec::new()
@@ -295,12 +300,12 @@ impl Checker {
                     and must not start with \"surface-\" or \"insight.\" (reserved for the ledger's own records)";
         match map.get("ledger_name") {
             None | Some(Value::Null) => "DEFAULT".to_string(),
-            Some(Value::String(name)) if shards > 1 && name.len() > MAX_SHARDED_LEDGER_NAME => {
+            Some(Value::String(name)) if shards != 1 && name.len() > MAX_SHARDED_LEDGER_NAME => {
                 self.refuse(
                     "ledger_name",
                     format!(
-                        "must be at most {MAX_SHARDED_LEDGER_NAME} characters when `shards` is above 1 \
-                         (the shards' ledgers add \"-shard-<k>-of-<n>\"; got {} characters)",
+                        "must be at most {MAX_SHARDED_LEDGER_NAME} characters when `shards` is not 1 \
+                         (the shards' ledgers add \"-shard-<k>\"; got {} characters)",
                         name.len()
                     ),
                 );
@@ -523,6 +528,15 @@ pub fn is_valid_record_key(key: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "!-_.'()".contains(c))
 }
 
+/// The most shards `shards` may use: itself, or [`MAX_SHARDS`] when the coordinator chooses.
+fn max_shards(shards: usize) -> usize {
+    if shards == AUTO_SHARDS {
+        MAX_SHARDS
+    } else {
+        shards
+    }
+}
+
 /// Lower-cases a host name and drops one trailing dot; `None` if it is not a plain host name.
 fn normalize_host_name(raw: &str) -> Option<String> {
     let host = raw.trim().trim_end_matches('.').to_ascii_lowercase();
@@ -631,7 +645,7 @@ impl Input {
 
     /// The most server entries the run's fleet may hold: [`MAX_SERVERS`] per shard.
     pub fn max_fleet(&self) -> usize {
-        MAX_SERVERS * self.shards
+        MAX_SERVERS * max_shards(self.shards)
     }
 
     /// The input echoed back with defaults applied, as the summary row shows it.
@@ -689,7 +703,7 @@ mod tests {
             ("max_run_seconds", 30, true),
             ("max_run_seconds", 3600, true),
             ("max_run_seconds", 3601, false),
-            ("shards", 0, false),
+            ("shards", 0, true),
             ("shards", 1, true),
             ("shards", 20, true),
             ("shards", 21, false),

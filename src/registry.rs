@@ -8,7 +8,10 @@
 //! templates (`https://{tenant}.example.com/mcp`) are reported, never guessed.
 //!
 //! Only the latest version of each server name is used. Pages are followed by cursor until
-//! `limit` server names were collected or the registry has no more.
+//! `limit` server names were collected or the registry has no more. A walk that stops while the
+//! registry still has more (the `limit` reached, a cursor seen before, the page cap) says so:
+//! [`Truncation`] reaches the summary row (`registry_truncated`) and the status message, and
+//! the servers found so far are still watched.
 //!
 //! The registry is reached through [`crate::net::Client`]: its base URL comes from INPUT, so it
 //! is held to the target address policy like any other URL a user can type, and it never
@@ -74,6 +77,50 @@ pub struct RegistryFleet {
     pub templated: Vec<RegistryRemote>,
     /// Latest server versions without any `streamable-http` or `sse` remote (stdio packages).
     pub skipped_stdio: usize,
+    /// Why the walk stopped before the registry's end, if it did.
+    pub truncated: Option<Truncation>,
+}
+
+/// Why a registry walk stopped while the registry still had more to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truncation {
+    /// `limit` server names were taken and the registry lists more.
+    Limit(usize),
+    /// The registry sent a cursor it had sent before (following it would loop).
+    RepeatingCursor,
+    /// This many pages were read and the registry still sent a next cursor.
+    PageCap(usize),
+}
+
+impl Truncation {
+    /// The reason's code, the start of `registry_truncated`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Truncation::Limit(_) => "limit",
+            Truncation::RepeatingCursor => "repeating_cursor",
+            Truncation::PageCap(_) => "page_cap",
+        }
+    }
+}
+
+impl std::fmt::Display for Truncation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let code = self.code();
+        match self {
+            Truncation::Limit(limit) => write!(
+                f,
+                "{code}: the registry lists more than `registry.limit` ({limit}) servers"
+            ),
+            Truncation::RepeatingCursor => write!(
+                f,
+                "{code}: the registry sent a page cursor it had sent before; the walk stopped there"
+            ),
+            Truncation::PageCap(pages) => write!(
+                f,
+                "{code}: {pages} pages read and the registry still had more"
+            ),
+        }
+    }
 }
 
 /// The server entries of one run: `servers` as given, then the registry's remotes that are
@@ -92,6 +139,8 @@ pub struct Fleet {
     pub over_limit: usize,
     /// Why the registry could not be read, if it could not.
     pub registry_error: Option<String>,
+    /// Why the registry walk stopped before the registry's end, if it did.
+    pub registry_truncated: Option<Truncation>,
 }
 
 impl Fleet {
@@ -129,6 +178,7 @@ impl Fleet {
         }
         fleet.templated = found.templated;
         fleet.skipped_stdio = found.skipped_stdio;
+        fleet.registry_truncated = found.truncated;
         fleet
     }
 }
@@ -227,6 +277,8 @@ struct Collector {
     limit: usize,
     names: HashSet<String>,
     fleet: RegistryFleet,
+    /// Whether a page held a new name after the limit was reached.
+    left_out: bool,
 }
 
 impl Collector {
@@ -235,6 +287,7 @@ impl Collector {
             limit,
             names: HashSet::new(),
             fleet: RegistryFleet::default(),
+            left_out: false,
         }
     }
 
@@ -244,12 +297,14 @@ impl Collector {
 
     fn add_page(&mut self, page: ServerList) {
         for entry in page.servers {
-            if self.is_full() {
-                return;
-            }
-            if entry.is_superseded() || !self.names.insert(entry.server.name.clone()) {
+            if entry.is_superseded() || self.names.contains(&entry.server.name) {
                 continue;
             }
+            if self.is_full() {
+                self.left_out = true;
+                return;
+            }
+            self.names.insert(entry.server.name.clone());
             self.add_server(entry.server);
         }
     }
@@ -324,7 +379,8 @@ pub async fn fetch(client: &Client, query: &RegistryQuery) -> Result<RegistryFle
     let mut collector = Collector::new(query.limit);
     let mut cursor: Option<String> = None;
     let mut seen_cursors = HashSet::new();
-    for _ in 0..max_pages(query.limit) {
+    let pages = max_pages(query.limit);
+    for _ in 0..pages {
         let page_size = (query.limit - collector.names.len()).clamp(1, PAGE_SIZE);
         let url = page_url(query, cursor.as_deref(), page_size);
         let response =
@@ -348,14 +404,38 @@ pub async fn fetch(client: &Client, query: &RegistryQuery) -> Result<RegistryFle
             .and_then(|m| m.next_cursor.clone())
             .filter(|c| !c.is_empty());
         collector.add_page(page);
-        match next {
-            Some(next) if !collector.is_full() && seen_cursors.insert(next.clone()) => {
-                cursor = Some(next)
+        match next_step(&collector, next, &mut seen_cursors) {
+            Step::Follow(next) => cursor = Some(next),
+            Step::Stop(truncated) => {
+                collector.fleet.truncated = truncated;
+                return Ok(collector.fleet);
             }
-            _ => break,
         }
     }
+    collector.fleet.truncated = Some(Truncation::PageCap(pages));
     Ok(collector.fleet)
+}
+
+/// What the walk does after a page.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Read the page of this cursor.
+    Follow(String),
+    /// Stop; cut short for this reason, if any.
+    Stop(Option<Truncation>),
+}
+
+/// Decides the walk's next step from the page's next cursor (`None`: the registry's end).
+fn next_step(collector: &Collector, next: Option<String>, seen: &mut HashSet<String>) -> Step {
+    // Full with a next cursor: the registry may list more (its next page was not read).
+    if collector.is_full() && (collector.left_out || next.is_some()) {
+        return Step::Stop(Some(Truncation::Limit(collector.limit)));
+    }
+    match next {
+        None => Step::Stop(None),
+        Some(next) if seen.insert(next.clone()) => Step::Follow(next),
+        Some(_) => Step::Stop(Some(Truncation::RepeatingCursor)),
+    }
 }
 
 #[cfg(test)]
@@ -416,6 +496,53 @@ mod tests {
     }
 
     #[test]
+    fn the_walk_stops_at_the_end_or_says_why_it_stopped_early() {
+        let names = |n: usize| -> serde_json::Value {
+            (0..n)
+                .map(|i| entry(&format!("s/{i}"), json!([]), None))
+                .collect()
+        };
+        let next = |c: Option<&str>| c.map(str::to_string);
+        // (limit, names on the page, next cursor, cursor already seen, step)
+        let cases = [
+            (10, 3, None, false, Step::Stop(None)),
+            (10, 3, Some("b"), false, Step::Follow("b".into())),
+            (
+                10,
+                3,
+                Some("b"),
+                true,
+                Step::Stop(Some(Truncation::RepeatingCursor)),
+            ),
+            (3, 3, None, false, Step::Stop(None)),
+            (
+                3,
+                3,
+                Some("b"),
+                false,
+                Step::Stop(Some(Truncation::Limit(3))),
+            ),
+            (2, 3, None, false, Step::Stop(Some(Truncation::Limit(2)))),
+        ];
+        for (limit, count, cursor, seen_before, expected) in cases {
+            let mut collector = Collector::new(limit);
+            collector.add_page(page(json!({ "servers": names(count) })));
+            let mut seen = HashSet::new();
+            if seen_before {
+                seen.insert("b".to_string());
+            }
+            let step = next_step(&collector, next(cursor), &mut seen);
+            assert_eq!(step, expected, "{limit} {count} {cursor:?} {seen_before}");
+        }
+        assert_eq!(Truncation::PageCap(50).code(), "page_cap");
+        assert!(
+            Truncation::PageCap(50)
+                .to_string()
+                .starts_with("page_cap: 50 pages")
+        );
+    }
+
+    #[test]
     fn merging_keeps_explicit_servers_first_and_drops_repeats() {
         let remote = |name: &str, url: &str| RegistryRemote {
             server_name: name.into(),
@@ -431,6 +558,7 @@ mod tests {
             ],
             templated: vec![remote("t/x", "https://{t}.example/mcp")],
             skipped_stdio: 3,
+            truncated: Some(Truncation::RepeatingCursor),
         };
         let explicit = [json!("https://a.example/mcp"), json!(7)];
         let fleet = Fleet::merge(&explicit, found, 4);
@@ -449,6 +577,7 @@ mod tests {
         );
         assert_eq!(fleet.over_limit, 1);
         assert_eq!(fleet.skipped_stdio, 3);
+        assert_eq!(fleet.registry_truncated, Some(Truncation::RepeatingCursor));
         assert_eq!(fleet.templated.len(), 1);
     }
 

@@ -54,7 +54,22 @@ fn http_remote(url: &str) -> Value {
 struct Fake {
     pages: HashMap<String, Value>,
     status: Option<u16>,
+    /// Every cursor not in `pages` gets a page of one stdio-only server and a new cursor.
+    endless: bool,
     queries: Mutex<Vec<HashMap<String, String>>>,
+}
+
+/// A page of the endless registry: one new server, and a cursor that never runs out.
+fn endless_page(cursor: &str) -> Value {
+    let n = cursor
+        .strip_prefix("c")
+        .unwrap_or("0")
+        .parse::<u64>()
+        .unwrap_or(0);
+    json!({
+        "servers": [entry(&format!("io.test/endless-{n}"), "1.0.0", json!([]), json!([]), true)],
+        "metadata": {"nextCursor": format!("c{}", n + 1), "count": 1}
+    })
 }
 
 async fn list_servers(
@@ -69,6 +84,7 @@ async fn list_servers(
     match fake.pages.get(&cursor) {
         Some(Value::String(raw)) => raw.clone().into_response(),
         Some(page) => axum::Json(page.clone()).into_response(),
+        None if fake.endless => axum::Json(endless_page(&cursor)).into_response(),
         None => (StatusCode::BAD_REQUEST, "unknown cursor").into_response(),
     }
 }
@@ -239,4 +255,105 @@ async fn a_registry_on_a_blocked_address_is_never_contacted() {
     assert!(rows.servers.is_empty(), "{:?}", rows.servers);
     let error = rows.summary["registry_error"].as_str().unwrap_or_default();
     assert!(error.contains("169.254.169.254"), "{error}");
+}
+
+/// A walk cut short: the summary's `registry_truncated` and the status message say why, and the
+/// servers found before are still read.
+#[tokio::test]
+async fn a_registry_walk_cut_short_says_why_and_still_watches_what_it_found() {
+    let alpha = RmcpPeer::start(
+        surface("alpha", "1.0.0", vec![tool("search", "Search things")]),
+        RmcpMode::default(),
+    );
+    let beta = RmcpPeer::start(
+        surface("beta", "1.0.0", vec![tool("fetch", "Fetch a page")]),
+        RmcpMode::default(),
+    );
+    let alpha_entry = entry(
+        "io.test/alpha",
+        "1.0.0",
+        http_remote(alpha.url.as_str()),
+        json!([]),
+        true,
+    );
+    let beta_entry = entry(
+        "io.test/beta",
+        "1.0.0",
+        http_remote(beta.url.as_str()),
+        json!([]),
+        true,
+    );
+    let page = |entries: Vec<Value>, next: &str| json!({"servers": entries, "metadata": {"nextCursor": next}});
+    // The second page names itself as the next one again.
+    let repeating = Fake {
+        pages: HashMap::from([
+            (String::new(), page(vec![alpha_entry.clone()], "again")),
+            ("again".to_string(), page(vec![beta_entry.clone()], "again")),
+        ]),
+        ..Fake::default()
+    };
+    // Every page has a next cursor, forever.
+    let endless = Fake {
+        pages: HashMap::from([(
+            String::new(),
+            page(vec![alpha_entry.clone(), beta_entry.clone()], "c1"),
+        )]),
+        endless: true,
+        ..Fake::default()
+    };
+    // A page with more names than `limit`.
+    let over_limit = Fake {
+        pages: HashMap::from([(
+            String::new(),
+            json!({"servers": [alpha_entry, beta_entry, entry("io.test/gamma", "1.0.0", json!([]), json!([]), true)]}),
+        )]),
+        ..Fake::default()
+    };
+    // (registry, limit, pages read, the start of `registry_truncated`)
+    let cases = [
+        (repeating, 100, 2, "repeating_cursor: "),
+        (endless, 100, 50, "page_cap: 50 pages"),
+        (over_limit, 2, 1, "limit: "),
+    ];
+    for (fake, limit, pages, reason) in cases {
+        let (addr, fake) = serve(fake);
+        let dir = RunDir::new();
+        let input = json!({
+            "servers": [],
+            "registry": {"limit": limit, "base_url": format!("http://{addr}/v0.1")},
+        });
+        let outcome = dir.run_ok(&input, None).await;
+        assert_eq!(fake.queries.lock().unwrap().len(), pages, "{reason}");
+        let rows = Rows::of(&dir);
+        let truncated = rows.summary["registry_truncated"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(truncated.starts_with(reason), "{reason}: {}", rows.summary);
+        assert!(rows.summary["registry_error"].is_null());
+        for url in [alpha.url.as_str(), beta.url.as_str()] {
+            assert_eq!(rows.server(url)["ok"], true, "{reason}: {url}");
+        }
+        let status = mcp_surface_ledger::run::final_status(&outcome.summary);
+        assert!(
+            status.contains(&format!("registry walk cut short ({truncated})")),
+            "{status}"
+        );
+    }
+}
+
+/// A registry read to its end has no `registry_truncated`.
+#[tokio::test]
+async fn a_registry_read_to_its_end_is_not_truncated() {
+    let (addr, _) = serve(Fake {
+        pages: HashMap::from([(
+            String::new(),
+            json!({"servers": [], "metadata": {"count": 0}}),
+        )]),
+        ..Fake::default()
+    });
+    let dir = RunDir::new();
+    let input = json!({"servers": [], "registry": {"base_url": format!("http://{addr}/v0.1")}});
+    let outcome = dir.run_ok(&input, None).await;
+    assert!(Rows::of(&dir).summary.get("registry_truncated").is_none());
+    assert!(!mcp_surface_ledger::run::final_status(&outcome.summary).contains("cut short"));
 }

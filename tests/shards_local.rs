@@ -45,7 +45,7 @@ fn input(urls: &[String]) -> Value {
 
 /// The server URLs a shard's ledger names (none when the shard held no server and never ran).
 fn ledger_servers(dir: &RunDir, shard: usize) -> BTreeSet<String> {
-    let name = format!("fleet-shard-{shard}-of-{SHARDS}");
+    let name = format!("fleet-shard-{shard}");
     if dir.ledger_bytes(&name).is_none() {
         return BTreeSet::new();
     }
@@ -168,10 +168,7 @@ async fn shards_keep_their_own_ledgers_and_the_coordinator_merges_their_rows() {
     let changes = reader.changes("fleet", &all[4], None).await.unwrap();
     assert_eq!(changes.changes_total, 1);
     let shard = shard_of(&json!(all[4]), SHARDS);
-    assert_eq!(
-        changes.ledger_name,
-        format!("fleet-shard-{shard}-of-{SHARDS}")
-    );
+    assert_eq!(changes.ledger_name, format!("fleet-shard-{shard}"));
     let surface = reader.surface("fleet", &all[4]).await.unwrap();
     assert_eq!(surface.tools_total, 2);
     assert!(reader.servers("no-such-watch").await.is_err());
@@ -187,7 +184,7 @@ async fn a_failed_shard_is_named_and_a_second_run_re_runs_only_that_shard() {
 
     // Damage the ledger of one shard that holds servers: that shard's run fails.
     let broken = *shards_of(&all).iter().next().unwrap();
-    let broken_name = format!("fleet-shard-{broken}-of-{SHARDS}");
+    let broken_name = format!("fleet-shard-{broken}");
     let intact = dir.ledger_bytes(&broken_name).unwrap();
     std::fs::write(dir.ledger_path(&broken_name), b"{ not a ledger").unwrap();
 
@@ -219,18 +216,12 @@ async fn a_failed_shard_is_named_and_a_second_run_re_runs_only_that_shard() {
     let others: Vec<(usize, Vec<u8>)> = shards_of(&all)
         .into_iter()
         .filter(|s| *s != broken)
-        .map(|s| {
-            (
-                s,
-                dir.ledger_bytes(&format!("fleet-shard-{s}-of-{SHARDS}"))
-                    .unwrap(),
-            )
-        })
+        .map(|s| (s, dir.ledger_bytes(&format!("fleet-shard-{s}")).unwrap()))
         .collect();
     let outcome = dir.run_ok(&input(&all), None).await;
     assert_eq!(outcome.failed_shards, 0);
     for (shard, before) in &others {
-        let name = format!("fleet-shard-{shard}-of-{SHARDS}");
+        let name = format!("fleet-shard-{shard}");
         assert_eq!(
             &dir.ledger_bytes(&name).unwrap(),
             before,

@@ -146,7 +146,7 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
                 for server in servers {
                     let url = server.as_str().unwrap().to_string();
                     let shard = shard_of_url(&url);
-                    assert_eq!(ledger, format!("fleet-shard-{shard}-of-{SHARDS}"));
+                    assert_eq!(ledger, format!("fleet-shard-{shard}"));
                     started_servers.insert(url);
                 }
                 assert!(
@@ -214,10 +214,7 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
             // --- a shard whose run fails is named; the others' rows stand.
             let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
             let broken = *busy.iter().next().unwrap();
-            let broken_key = (
-                ledger_store.clone(),
-                format!("fleet-shard-{broken}-of-{SHARDS}"),
-            );
+            let broken_key = (ledger_store.clone(), format!("fleet-shard-{broken}"));
             let intact = fake.state().records[&broken_key].clone();
             fake.state().records.insert(
                 broken_key.clone(),
@@ -322,6 +319,78 @@ fn platform_coordinator_stops_waiting_before_its_own_timeout() {
                 late["run_id"].as_str().unwrap().starts_with("run-"),
                 "{late}"
             );
+        },
+    );
+}
+
+/// The most skewed hash split on the platform: 2000 servers whose URLs all rank shard 1 first,
+/// with `shards: 0` (the coordinator chooses 2 shards). Each shard run (a real child process) accepts its 1000 servers; every server
+/// is read once and the watch exits 0. The servers share a few surfaces, as real fleets do.
+#[test]
+fn platform_the_most_skewed_split_of_2000_servers_finishes() {
+    in_namespace(
+        "platform_the_most_skewed_split_of_2000_servers_finishes",
+        async {
+            let fake = FakeApify::start().await;
+            fake.with_actor(BINARY, pricing_env());
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            let placed = |url: &String| {
+                mcp_surface_ledger::shard::placement::preferred_shard(
+                    &mcp_surface_ledger::shard::placement::server_id(&json!(url)),
+                    2,
+                )
+            };
+            let paths: Vec<String> = (0..)
+                .map(|i| format!("/s{i}"))
+                .filter(|path| placed(&mcp.url(path)) == 1)
+                .take(2000)
+                .collect();
+            for (i, path) in paths.iter().enumerate() {
+                let kind = i % 5;
+                let tools = vec![tool(&format!("tool_{kind}"), "Reads a thing")];
+                mcp.serve(path, surface(&format!("product-{kind}"), "1", tools));
+            }
+            let urls: Vec<String> = paths.iter().map(|p| mcp.url(p)).collect();
+            let input =
+                json!({"servers": urls, "ledger_name": "skewed", "shards": 0, "concurrency": 20});
+            fake.state().records.insert(
+                (DEFAULT_STORE.to_string(), "INPUT".to_string()),
+                (
+                    serde_json::to_vec(&input).unwrap(),
+                    "application/json".to_string(),
+                ),
+            );
+            let mut vars = fake.env_vars();
+            vars.extend(pricing_env());
+            vars.push(("ACTOR_ID".into(), ACTOR.into()));
+            vars.push(("ACTOR_BUILD_NUMBER".into(), "0.1.7".into()));
+            vars.push(("ACTOR_MAX_TOTAL_CHARGE_USD".into(), "1000".into()));
+            let output = run_at_home(BINARY, vars).await;
+            assert_exit(&fake, &output, 0);
+            let starts = start_requests(&fake);
+            assert_eq!(starts.len(), 2);
+            for start in &starts {
+                assert_eq!(start.json()["servers"].as_array().unwrap().len(), 1000);
+            }
+            let (servers, summary) = coordinator_rows(&fake);
+            assert_eq!(servers.len(), 2000);
+            let read: BTreeSet<&str> = servers
+                .iter()
+                .filter(|r| r["ok"] == true)
+                .map(|r| r["server_url"].as_str().unwrap())
+                .collect();
+            assert_eq!(read.len(), 2000, "every server read");
+            assert_eq!(summary["servers_checked"], 2000);
+            assert_eq!(summary["shards_failed"], 0);
+            assert_eq!(summary["shards_chosen"], 2);
+            let (terminal, _) = fake.state().status_messages.last().cloned().unwrap();
+            assert!(
+                terminal.contains("2 shards chosen for 2000 servers"),
+                "{terminal}"
+            );
+            for path in &paths {
+                assert!(mcp.requests(path) > 0, "{path} not contacted");
+            }
         },
     );
 }

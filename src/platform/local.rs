@@ -6,8 +6,9 @@
 //! <root>/datasets/default/000000001.json, 000000002.json, ...
 //! ```
 //! Record files are named like the JS SDK does: key + extension of the content type. Every write
-//! goes to a temporary file in the same folder first and is then renamed over the target, so a
-//! crash leaves either the old or the new record, never a torn one.
+//! goes to a temporary file of a unique name in the same folder first and is then renamed over
+//! the target, so a crash leaves either the old or the new record, never a torn one, and
+//! concurrent writers of one key (shards of one process, or several processes) all succeed.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -124,27 +125,67 @@ pub(crate) enum Durability {
     Renamed,
 }
 
-/// Writes `bytes` to `path` through a temporary sibling and a rename (atomic on POSIX).
+/// Writes `bytes` to `path` through a temporary sibling of a unique name and a rename (atomic on
+/// POSIX): a reader sees the old or the new record, never a torn one, and any number of writers
+/// of one key, in this process or others, all succeed (the last rename wins; content-addressed
+/// records hold the same bytes whichever it is).
 pub(crate) fn write_atomically(
     path: &Path,
     bytes: &[u8],
     durability: Durability,
 ) -> Result<(), StorageError> {
-    use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&tmp).map_err(io("cannot write", &tmp))?;
-    file.write_all(bytes).map_err(io("cannot write", &tmp))?;
-    if durability == Durability::Synced {
-        file.sync_all().map_err(io("cannot flush", &tmp))?;
+    let (tmp, file) = create_temp(dir, &file_name)?;
+    let written = fill(file, &tmp, bytes, durability)
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(io("cannot replace", path)));
+    if written.is_err() {
+        // Best effort: a temporary file left behind is skipped by `list_keys` anyway.
+        let _ = std::fs::remove_file(&tmp);
     }
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(io("cannot replace", path))?;
+    written
+}
+
+/// Temporary files made by this process so far: with the process id, it makes every temporary
+/// name unique, so writers of the same record in one process (shards run as tasks share the
+/// pid) never write to or rename each other's file.
+static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
+
+/// Creates a fresh hidden temporary sibling of `file_name` in `dir` (`list_keys` skips it).
+/// `create_new` guarantees no two writers share one; a name left by a dead process of the same
+/// pid is skipped.
+fn create_temp(dir: &Path, file_name: &str) -> Result<(PathBuf, std::fs::File), StorageError> {
+    loop {
+        let serial = TEMP_FILES.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{file_name}.{}-{serial}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(error) => return Err(io("cannot write", &tmp)(error)),
+        }
+    }
+}
+
+/// Writes `bytes` into the temporary file, flushed to disk when `durability` asks.
+fn fill(
+    mut file: std::fs::File,
+    tmp: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<(), StorageError> {
+    use std::io::Write;
+    file.write_all(bytes).map_err(io("cannot write", tmp))?;
+    if durability == Durability::Synced {
+        file.sync_all().map_err(io("cannot flush", tmp))?;
+    }
     Ok(())
 }
 

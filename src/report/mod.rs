@@ -375,6 +375,11 @@ pub struct SummaryRow {
     pub registry_skipped_stdio: usize,
     /// Why the registry search failed, when it did (the explicit `servers` were still read).
     pub registry_error: Option<String>,
+    /// Why the registry walk stopped before the registry's end, when it did: a code
+    /// (`limit`, `repeating_cursor`, `page_cap`), a colon and an explanation. The servers
+    /// found up to there were still read. Absent when the walk reached the registry's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_truncated: Option<String>,
     /// What was (or, locally, would have been) charged.
     pub charges: Value,
     /// A sharded watch only: how each shard's run ended ([`crate::shard`]).
@@ -383,6 +388,10 @@ pub struct SummaryRow {
     /// A sharded watch only: shards whose run failed (their servers have no rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards_failed: Option<usize>,
+    /// A sharded watch with `shards` = 0 only: the number of shards the coordinator chose for
+    /// the fleet it found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards_chosen: Option<usize>,
     /// When the run ended.
     pub observed_at: DateTime<Utc>,
 }
@@ -392,7 +401,7 @@ pub struct SummaryRow {
 pub struct ShardOutcome {
     /// The shard's number, 1 to `shards`.
     pub shard: usize,
-    /// The ledger the shard keeps (`<ledger_name>-shard-<k>-of-<n>`).
+    /// The ledger the shard keeps (`<ledger_name>-shard-<k>`).
     pub ledger_name: String,
     /// Server entries assigned to it.
     pub servers: usize,
@@ -474,9 +483,11 @@ impl SummaryRow {
             servers_from_registry: count(&|r| r.registry_name.is_some()),
             registry_skipped_stdio: 0,
             registry_error: None,
+            registry_truncated: None,
             charges: Value::Null,
             shards: None,
             shards_failed: None,
+            shards_chosen: None,
             observed_at: Utc::now(),
         }
     }

@@ -69,6 +69,7 @@ pub(super) async fn finish<S: Storage>(
     summary.ledger_name = input.ledger_name.clone();
     summary.registry_skipped_stdio = fleet.skipped_stdio;
     summary.registry_error = fleet.registry_error.clone();
+    summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = charging.summary();
     items.push(Item::of(&summary)?);
     storage.push_items(&items).await?;
@@ -143,6 +144,9 @@ pub fn final_status(summary: &SummaryRow) -> String {
     let mut text = parts.join(", ");
     if let Some(error) = &summary.registry_error {
         text.push_str(&format!("; MCP Registry not read: {error}"));
+    }
+    if let Some(truncated) = &summary.registry_truncated {
+        text.push_str(&format!("; registry walk cut short ({truncated})"));
     }
     text
 }

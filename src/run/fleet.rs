@@ -84,8 +84,18 @@ pub(crate) async fn gather_fleet(
                 templated = fleet.templated.len(),
                 skipped_stdio = fleet.skipped_stdio,
                 over_limit = fleet.over_limit,
+                truncated = fleet.registry_truncated.map(|t| t.code()),
                 "MCP Registry read"
             );
+            if let Some(truncated) = fleet.registry_truncated {
+                let message = format!(
+                    "registry walk cut short ({truncated}); watching the servers found so far"
+                );
+                tracing::warn!("{message}");
+                if let Err(status) = storage.set_status_message(&message, false).await {
+                    tracing::warn!(%status, "cannot update the status message");
+                }
+            }
             if fleet.over_limit > 0 {
                 let message = format!(
                     "{} registry servers left out: this run holds {} servers ({} per shard); \

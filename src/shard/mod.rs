@@ -1,18 +1,21 @@
 //! Sharded watch: one fleet split over several runs, each with its own ledger.
 //!
 //! ```text
-//! INPUT (shards = N) ─► fleet (servers + registry) ─► plan::split by a hash of the URL
+//! INPUT (shards = N, or 0: chosen) ─► fleet (servers + registry) ─► placement::place
+//!   ─► moves::settle (entries of servers that changed shard move first)
 //!   ─► per shard: reuse (interrupted round) or run it ─ on the platform: a run of this Actor
 //!      (POST /v2/acts/{id}/runs, budget share), locally: a task of this process
 //!   ─► merged rows + one merged summary row, OUTPUT, REPORT ─► round record (last)
 //! ```
 //!
-//! Shard `k` of `N` keeps the ledger `<ledger_name>-shard-<k>-of-<N>`. A server's shard depends
-//! only on its URL and `N`, so it never moves while the fleet changes; a new `N` means new
-//! ledgers (a re-baseline). The shards' maximum charges are equal shares of what the
+//! Shard `k` keeps the ledger `<ledger_name>-shard-<k>`. A server goes to the shard its URL
+//! ranks first that has room (at most 1000 servers each), so no shard run refuses its INPUT;
+//! a server that changes shard keeps its ledger entry and history. The shards' maximum charges are equal shares of what the
 //! coordinator has left, so together they never exceed its own maximum.
 
 pub mod local;
+pub mod moves;
+pub mod placement;
 pub mod plan;
 pub mod remote;
 pub mod round;
@@ -24,11 +27,12 @@ use std::future::Future;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use crate::input::Input;
+use crate::input::{AUTO_SHARDS, Input};
 use crate::platform::{Charging, Item, Record, Rounding, Storage, Store, Usd};
 use crate::registry::Fleet;
 use crate::report::{ChangeRow, ServerRow, ShardOutcome, SummaryRow};
 use crate::run::{self, EVENT_RUN_START, RunError, RunOptions, RunOutcome};
+use placement::Placement;
 use plan::ShardJob;
 use round::{EMPTY, FAILED, GATE_TRIPPED, REUSED, Round, SUCCEEDED, ShardRecord};
 use rows::ShardRows;
@@ -73,6 +77,9 @@ pub enum ShardError {
         "`shards` above 1 needs ACTOR_ID on the Apify platform (the Actor whose runs are the shards); it is not set"
     )]
     NoActorId,
+    /// Ledger entries of servers that changed shard could not be moved.
+    #[error(transparent)]
+    Move(#[from] moves::MoveError),
 }
 
 impl From<ShardError> for RunError {
@@ -98,17 +105,20 @@ pub async fn coordinate(
     if let Err(error) = charging.charge(EVENT_RUN_START, 1).await {
         tracing::warn!(%error, "run_start not charged");
     }
-    let jobs = plan::split(&fleet, input.shards, &input.ledger_name);
-    let previous = Round::load(storage, &input.ledger_name).await;
+    let of = plan::shard_count(input.shards, fleet.entries.len());
+    let target = placement::place(&fleet.entries, of);
+    let jobs = plan::split(&fleet, &target, &input.ledger_name);
+    let stored = Round::load(storage, &input.ledger_name)
+        .await
+        .unwrap_or_else(|| Round::new(of, Utc::now(), Vec::new(), Placement::default()));
+    let previous = moves::settle(storage, &input.ledger_name, stored, target)
+        .await
+        .map_err(ShardError::from)?;
     // Shards without servers do not run (a platform run would cost a start for nothing).
     let (reused, to_run): (Vec<&ShardJob>, Vec<&ShardJob>) = jobs
         .iter()
         .filter(|job| !job.entries.is_empty())
-        .partition(|job| {
-            previous
-                .as_ref()
-                .is_some_and(|round| round.reusable(job).is_some())
-        });
+        .partition(|job| previous.reusable(job).is_some());
     tracing::info!(
         shards = jobs.len(),
         run = to_run.len(),
@@ -116,12 +126,15 @@ pub async fn coordinate(
         servers = fleet.entries.len(),
         "sharded watch"
     );
-    let progress = format!(
+    let mut progress = format!(
         "Running {} shards of {} servers ({} reused from the interrupted round)",
         to_run.len(),
         fleet.entries.len(),
         reused.len()
     );
+    if input.shards == AUTO_SHARDS {
+        progress.push_str(&format!("; {of} shards chosen for the fleet"));
+    }
     if let Err(error) = storage.set_status_message(&progress, false).await {
         tracing::warn!(%error, "cannot update the status message");
     }
@@ -139,16 +152,18 @@ pub async fn coordinate(
         let record = match runs.remove(&job.shard) {
             Some(run) => merged.add_run(job, run),
             None if job.entries.is_empty() => empty_record(job),
-            None => merged.add_reused(job, previous.as_ref().and_then(|r| r.reusable(job))),
+            None => merged.add_reused(job, previous.reusable(job)),
         };
         merged.records.push(record);
     }
-    let started_at = match &previous {
-        Some(round) if !round.is_complete() && round.of == input.shards => round.started_at,
-        _ => Utc::now(),
+    let started_at = if !previous.is_complete() && previous.of == of {
+        previous.started_at
+    } else {
+        Utc::now()
     };
-    let round = Round::new(input.shards, started_at, merged.records.clone());
-    let summary = write_merged(storage, charging, &input, &fleet, merged).await?;
+    let round = Round::new(of, started_at, merged.records.clone(), previous.placement);
+    let chosen = (input.shards == AUTO_SHARDS).then_some(of);
+    let summary = write_merged(storage, charging, &input, &fleet, chosen, merged).await?;
     round.save(storage, &input.ledger_name).await?;
     Ok(RunOutcome {
         summary,
@@ -369,6 +384,7 @@ async fn write_merged(
     charging: &Charging,
     input: &Input,
     fleet: &Fleet,
+    shards_chosen: Option<usize>,
     mut merged: Merged,
 ) -> Result<SummaryRow, RunError> {
     let failed = merged.failed();
@@ -379,9 +395,11 @@ async fn write_merged(
         fleet.registry_names.iter().flatten().count() + fleet.templated.len();
     summary.registry_skipped_stdio = fleet.skipped_stdio;
     summary.registry_error = fleet.registry_error.clone();
+    summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = merge_charges(charging.summary(), &merged.shard_charges);
     summary.shards = Some(merged.records.iter().map(|r| r.outcome.clone()).collect());
     summary.shards_failed = Some(failed);
+    summary.shards_chosen = shards_chosen;
     summary.observed_at = Utc::now();
 
     // The shards' rows not written yet, a batch at a time, then the coordinator's own rows and
@@ -407,6 +425,12 @@ async fn write_merged(
     };
     storage.put_record(Store::Default, "REPORT", report).await?;
     let mut status = run::final_status(&merged.summary);
+    if let Some(chosen) = shards_chosen {
+        status.push_str(&format!(
+            "; {chosen} shards chosen for {} servers",
+            fleet.entries.len()
+        ));
+    }
     if failed > 0 {
         let names: Vec<&str> = merged
             .records

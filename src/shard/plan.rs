@@ -4,6 +4,8 @@
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::placement::{self, Placement};
+use crate::input::{AUTO_SHARDS, MAX_SERVERS, MAX_SHARDS};
 use crate::platform::Usd;
 use crate::registry::Fleet;
 
@@ -33,29 +35,23 @@ impl ShardJob {
     }
 }
 
-/// The ledger of shard `shard` of `of` of the watch `ledger_name`.
-pub fn shard_ledger_name(ledger_name: &str, shard: usize, of: usize) -> String {
-    format!("{ledger_name}-shard-{shard}-of-{of}")
+/// The ledger of shard `shard` of the watch `ledger_name`: `<ledger_name>-shard-<k>`. It does
+/// not depend on the number of shards (`_of`, kept for callers that know it), so a shard keeps
+/// its ledger, and its servers their history, when the watch grows or shrinks.
+pub fn shard_ledger_name(ledger_name: &str, shard: usize, _of: usize) -> String {
+    format!("{ledger_name}-shard-{shard}")
 }
 
-/// The shard (1 to `of`) of a server entry: a hash of its normalized URL (of its JSON text when
-/// it is no URL). Depends on nothing but the entry and `of`, so a server keeps its shard when
-/// the fleet grows or shrinks; only a new `of` moves servers (a re-baseline: new ledgers).
+/// The shard (1 to `of`) a server entry ranks first ([`placement::preferred_shard`]): where
+/// it is unless that shard was full when it was placed ([`placement::place`]).
 pub fn shard_of(entry: &Value, of: usize) -> usize {
-    let key = match entry {
-        Value::String(text) => {
-            crate::targets::normalized_url(text).unwrap_or_else(|| text.trim().to_string())
-        }
-        other => other.to_string(),
-    };
-    let digest = Sha256::digest(key.as_bytes());
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    (u64::from_be_bytes(first) % of.max(1) as u64) as usize + 1
+    placement::preferred_shard(&placement::server_id(entry), of)
 }
 
-/// Splits the fleet's entries into `of` shards (every shard is listed, even an empty one).
-pub fn split(fleet: &Fleet, of: usize, ledger_name: &str) -> Vec<ShardJob> {
+/// Splits the fleet's entries into the shards of `placement` (every shard is listed, even an
+/// empty one).
+pub fn split(fleet: &Fleet, placement: &Placement, ledger_name: &str) -> Vec<ShardJob> {
+    let of = placement.of;
     let mut jobs: Vec<ShardJob> = (1..=of)
         .map(|shard| ShardJob {
             shard,
@@ -65,9 +61,20 @@ pub fn split(fleet: &Fleet, of: usize, ledger_name: &str) -> Vec<ShardJob> {
         })
         .collect();
     for entry in &fleet.entries {
-        jobs[shard_of(entry, of) - 1].entries.push(entry.clone());
+        let shard = placement.shard_of(entry).unwrap_or(1).clamp(1, of);
+        jobs[shard - 1].entries.push(entry.clone());
     }
     jobs
+}
+
+/// The number of shards of a watch: `requested`, or for [`AUTO_SHARDS`] the fewest that hold
+/// a fleet of `entries` ([`MAX_SERVERS`] each), at least one.
+pub fn shard_count(requested: usize, entries: usize) -> usize {
+    if requested == AUTO_SHARDS {
+        entries.div_ceil(MAX_SERVERS).clamp(1, MAX_SHARDS)
+    } else {
+        requested
+    }
 }
 
 /// The INPUT of a shard's run: the coordinator's input as given (secret fields stay as they
@@ -116,9 +123,13 @@ mod tests {
             .collect()
     }
 
+    fn split_in(fleet: &Fleet, of: usize, name: &str) -> Vec<ShardJob> {
+        split(fleet, &placement::place(&fleet.entries, of), name)
+    }
+
     #[test]
     fn every_entry_lands_in_exactly_one_shard_and_shards_are_balanced() {
-        let jobs = split(&fleet(&urls(1000)), 4, "watch");
+        let jobs = split_in(&fleet(&urls(1000)), 4, "watch");
         assert_eq!(jobs.len(), 4);
         assert_eq!(jobs.iter().map(|j| j.entries.len()).sum::<usize>(), 1000);
         for job in &jobs {
@@ -127,14 +138,14 @@ mod tests {
                 "{}",
                 job.entries.len()
             );
-            assert_eq!(job.ledger_name, format!("watch-shard-{}-of-4", job.shard));
+            assert_eq!(job.ledger_name, format!("watch-shard-{}", job.shard));
         }
     }
 
     #[test]
     fn a_server_keeps_its_shard_when_the_fleet_grows() {
-        let small = split(&fleet(&urls(100)), 3, "w");
-        let large = split(&fleet(&urls(700)), 3, "w");
+        let small = split_in(&fleet(&urls(100)), 3, "w");
+        let large = split_in(&fleet(&urls(700)), 3, "w");
         for (before, after) in small.iter().zip(&large) {
             for entry in &before.entries {
                 assert!(after.entries.contains(entry), "{entry} moved");
@@ -183,6 +194,28 @@ mod tests {
                 "server_credentials": "ENCRYPTED_JSON:abc:def",
             })
         );
+    }
+
+    #[test]
+    fn automatic_shards_are_the_fewest_that_hold_the_fleet() {
+        // (requested, entries, shards)
+        let cases = [
+            (0, 0, 1),
+            (0, 1, 1),
+            (0, 1000, 1),
+            (0, 1001, 2),
+            (0, 3000, 3),
+            (0, 20_000, 20),
+            (3, 10, 3),
+            (1, 1000, 1),
+        ];
+        for (requested, entries, shards) in cases {
+            assert_eq!(
+                shard_count(requested, entries),
+                shards,
+                "{requested} {entries}"
+            );
+        }
     }
 
     #[test]

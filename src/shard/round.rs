@@ -9,6 +9,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::placement::Placement;
 use super::plan::ShardJob;
 use crate::ledger::SHARDS_KEY_PREFIX;
 use crate::platform::{Record, Storage, StorageError, Store};
@@ -44,6 +45,13 @@ pub struct Round {
     pub started_at: DateTime<Utc>,
     /// Every shard, in order.
     pub shards: Vec<ShardRecord>,
+    /// Where each server's ledger entries are: the placement the shard ledgers agree with.
+    #[serde(default)]
+    pub placement: Placement,
+    /// A move of ledger entries to this placement that was started and not finished (see
+    /// [`super::moves`]): the next run finishes it before anything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moving_to: Option<Placement>,
 }
 
 /// One shard's result in a round.
@@ -101,13 +109,20 @@ impl Round {
         }
     }
 
-    /// A new round record.
-    pub fn new(of: usize, started_at: DateTime<Utc>, shards: Vec<ShardRecord>) -> Round {
+    /// A new round record, of servers placed as `placement` says.
+    pub fn new(
+        of: usize,
+        started_at: DateTime<Utc>,
+        shards: Vec<ShardRecord>,
+        placement: Placement,
+    ) -> Round {
         Round {
             format: ROUND_FORMAT,
             of,
             started_at,
             shards,
+            placement,
+            moving_to: None,
         }
     }
 
@@ -133,7 +148,7 @@ mod tests {
         ShardJob {
             shard,
             of,
-            ledger_name: format!("w-shard-{shard}-of-{of}"),
+            ledger_name: format!("w-shard-{shard}"),
             entries: vec![json!(url)],
         }
     }
@@ -162,6 +177,7 @@ mod tests {
             2,
             Utc::now(),
             vec![record(&one, SUCCEEDED), record(&two, FAILED)],
+            Placement::default(),
         );
         assert!(!interrupted.is_complete());
         assert!(interrupted.reusable(&one).is_some());
@@ -184,6 +200,7 @@ mod tests {
             2,
             Utc::now(),
             vec![record(&one, REUSED), record(&two, GATE_TRIPPED)],
+            Placement::default(),
         );
         assert!(complete.is_complete());
         assert!(
