@@ -76,6 +76,8 @@ pub struct Input {
     /// Into how many shards the fleet is split; above 1 the run coordinates one run per shard
     /// ([`crate::shard`]).
     pub shards: usize,
+    /// Also write the change rows as a SARIF 2.1.0 log, `REPORT.sarif` beside `REPORT`.
+    pub report_sarif: bool,
 }
 
 /// One field that failed validation.
@@ -173,7 +175,7 @@ const SHARDS: IntField = IntField {
 };
 
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 16] = [
+pub const KNOWN_FIELDS: [&str; 17] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -190,6 +192,7 @@ pub const KNOWN_FIELDS: [&str; 16] = [
     "server_credentials",
     "registry",
     "shards",
+    "report_sarif",
 ];
 
 /// Collects problems while the fields are read, so all of them are reported at once.
@@ -605,6 +608,7 @@ impl Input {
             server_credentials: check.server_credentials(map),
             registry,
             shards,
+            report_sarif: check.bool(map, "report_sarif", false),
         };
         if check.problems.is_empty() {
             Ok(input)

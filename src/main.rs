@@ -71,7 +71,7 @@ enum Command {
         before: String,
         /// The newer side.
         after: String,
-        /// Output format: json, table, markdown or html.
+        /// Output format: json, table, markdown, html or sarif (SARIF 2.1.0).
         #[arg(long, value_name = "FORMAT", default_value = "json")]
         format: Format,
         /// Exit with code 1 when a change at or above this level is found: breaking, high,

@@ -1334,6 +1334,18 @@ async fn finish(
         content_type: "text/html; charset=utf-8".to_string(),
     };
     storage.put_record(Store::Default, "REPORT", report).await?;
+    if input.report_sarif {
+        let log = crate::report::sarif::Gate {
+            fail_on: input.fail_on,
+            tripped: gate_tripped,
+            changes: &change_rows,
+        };
+        let bytes = crate::report::sarif::render_within(&log, crate::platform::MAX_RECORD_BYTES);
+        let record = Record::json(bytes);
+        storage
+            .put_record(Store::Default, crate::report::sarif::RECORD_KEY, record)
+            .await?;
+    }
     ledger.evict();
     // The cache keeps what the index names, the most recently seen servers first.
     let mut entries: Vec<_> = ledger.servers.values().collect();

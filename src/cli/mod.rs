@@ -6,7 +6,7 @@
 //!   capabilities, risk, findings).
 //! - [`diff`]: the change rows between two sides, through [`crate::changes::between`], the
 //!   same function the Actor run uses, plus the `--fail-on` gate.
-//! - [`format`]: prints change rows as JSON, a text table, Markdown or an HTML page.
+//! - [`format`]: prints change rows as JSON, a text table, Markdown, an HTML page or SARIF.
 //!
 //! Exit codes are the Actor's: 0 ok, 1 gate tripped, 2 bad input, 3 runtime failure.
 

@@ -3,9 +3,10 @@
 //! Three row types share one dataset and are told apart by `record_type`: one [`ServerRow`] per
 //! input entry, one [`ChangeRow`] per recorded change, and one [`SummaryRow`] per run. This
 //! module only shapes data; [`crate::run`] decides what goes in. [`html`] renders rows as the
-//! `REPORT` page.
+//! `REPORT` page; [`sarif`] renders change rows as a SARIF 2.1.0 log.
 
 pub mod html;
+pub mod sarif;
 
 use std::collections::BTreeMap;
 
