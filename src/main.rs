@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use mcp_surface_ledger::actor::{ActorArgs, run_actor};
 use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
+use mcp_surface_ledger::cli::verify::{self, VerifyArgs};
 use mcp_surface_ledger::cli::{Format, ProbeSettings, snapshot};
 use mcp_surface_ledger::gate::FailOn;
 use mcp_surface_ledger::mcp::Era;
@@ -78,6 +79,25 @@ enum Command {
         /// medium, any or never. The output is printed first.
         #[arg(long, value_name = "LEVEL", default_value = "never")]
         fail_on: FailOn,
+    },
+    /// Recompute a ledger's hash chain, check it against heads witnessed by past runs' summary
+    /// rows and, with a public key, its signature; print the verdict as JSON. Exit 0 intact,
+    /// 1 broken (the first break is named: server, item, what differs), 2 bad input.
+    Verify {
+        /// Root of the local Apify storage layout [default: $CRAWLEE_STORAGE_DIR,
+        /// $APIFY_LOCAL_STORAGE_DIR or ./storage]; on the Apify platform the API is read.
+        #[arg(long, value_name = "DIR")]
+        storage_dir: Option<PathBuf>,
+        /// The ledger (`ledger_name`) to verify.
+        #[arg(long, value_name = "NAME", default_value = "DEFAULT")]
+        ledger: String,
+        /// Heads witnessed by past runs: their summary rows exported from the dataset (JSON
+        /// array or JSON lines), or `{"seq", "head"}` objects.
+        #[arg(long, value_name = "FILE")]
+        heads: Option<PathBuf>,
+        /// The Ed25519 public key (hex) that must have signed the head.
+        #[arg(long, value_name = "KEY")]
+        public_key: Option<String>,
     },
     /// Serve the ledger read-only over HTTP: a JSON API (`GET /ledgers/{name}/servers`, ...,
     /// `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
@@ -164,6 +184,17 @@ fn main() -> ExitCode {
             storage_dir,
         }),
         Some(Command::Snapshot { url }) => snapshot_command(&url, settings),
+        Some(Command::Verify {
+            storage_dir,
+            ledger,
+            heads,
+            public_key,
+        }) => verify_command(VerifyArgs {
+            storage_dir,
+            ledger,
+            heads,
+            public_key,
+        }),
         Some(Command::Diff {
             before,
             after,
@@ -237,6 +268,25 @@ fn diff_command(args: DiffArgs) -> ExitCode {
             exit(EXIT_GATE)
         }
         Ok(false) => exit(0),
+        Err(error) => {
+            tracing::error!("{error}");
+            exit(error.exit_code())
+        }
+    }
+}
+
+fn verify_command(args: VerifyArgs) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let mut stdout = std::io::stdout().lock();
+    match runtime.block_on(verify::run(&args, &mut stdout)) {
+        Ok(true) => exit(0),
+        Ok(false) => {
+            tracing::error!("the ledger's chain is broken: see \"break\" in the output");
+            exit(1)
+        }
         Err(error) => {
             tracing::error!("{error}");
             exit(error.exit_code())

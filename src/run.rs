@@ -282,6 +282,7 @@ pub(crate) async fn run_with_input(
         credentials: input.server_credentials.clone(),
     };
     let mut ledger = Ledger::load(storage, &input.ledger_name).await?;
+    crate::chain::open(&mut ledger, input.ledger_signing_key.clone());
     let mut insight = InsightCache::load(storage, &input.ledger_name).await;
     let client = http_client(&input, options)?;
     let fleet = gather_fleet(storage, &client, &input).await;
@@ -1318,6 +1319,9 @@ async fn finish(
     summary.registry_skipped_stdio = fleet.skipped_stdio;
     summary.registry_error = fleet.registry_error.clone();
     summary.charges = charging.summary();
+    // The index is sealed now so the summary row can carry its chain head; it is written last.
+    let index = ledger.sealed_record()?;
+    summary.chain = crate::chain::anchor(ledger);
     items.push(Item::of(&summary)?);
     storage.push_items(&items).await?;
     let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
@@ -1352,7 +1356,7 @@ async fn finish(
     entries.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
     insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
     insight.save(storage, &input.ledger_name).await;
-    ledger.save(storage).await?;
+    ledger.write(storage, index).await?;
     match crate::sweep::sweep(storage, Utc::now()).await {
         Ok(0) => {}
         Ok(deleted) => tracing::info!(deleted, "unreferenced surface records swept"),
@@ -1387,6 +1391,11 @@ pub fn final_status(summary: &SummaryRow) -> String {
     }
     if summary.servers_blocked > 0 {
         text.push_str(&format!(", {} blocked", summary.servers_blocked));
+    }
+    if let Some(found) = &summary.chain.ledger_chain_break {
+        text.push_str(&format!(
+            "; LEDGER CHAIN BROKEN ({found}): a new chain was started from the state found"
+        ));
     }
     text
 }

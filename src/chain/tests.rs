@@ -28,7 +28,7 @@ fn writes(runs: usize) -> (Ledger, Vec<Value>) {
             value = serde_json::to_value(&ledger).unwrap();
         }
         ledger = serde_json::from_value(value).unwrap();
-        open(&mut ledger);
+        open(&mut ledger, None);
         for url in ["https://a.example/mcp", "https://b.example/mcp"] {
             let s = surface(run + 1);
             let change = Change::new(
@@ -83,7 +83,11 @@ fn tampering_is_found_where_it_happened() {
     let table: Vec<(&str, Box<dyn Fn(&mut Value)>, &str, &str)> = vec![
         (
             "edited",
-            Box::new(|v: &mut Value| v.pointer_mut(&format!("{a}/3/severity")).map(|s| *s = json!("low")).unwrap()),
+            Box::new(|v: &mut Value| {
+                v.pointer_mut(&format!("{a}/3/severity"))
+                    .map(|s| *s = json!("low"))
+                    .unwrap()
+            }),
             "item seq 4",
             "edited",
         ),
@@ -112,14 +116,19 @@ fn tampering_is_found_where_it_happened() {
         (
             "entry removed",
             Box::new(|v: &mut Value| {
-                v["servers"].as_object_mut().unwrap().remove("https://b.example/mcp");
+                v["servers"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("https://b.example/mcp");
             }),
             "server https://b.example/mcp",
             "removed",
         ),
         (
             "state edited",
-            Box::new(|v: &mut Value| v["servers"]["https://b.example/mcp"]["tools_total"] = json!(0)),
+            Box::new(|v: &mut Value| {
+                v["servers"]["https://b.example/mcp"]["tools_total"] = json!(0)
+            }),
             "index write 10",
             "does not match its head",
         ),
@@ -144,7 +153,11 @@ fn heads_catch_rollback_and_replaced_witnesses() {
         .unwrap()
         .log
         .iter()
-        .map(|l| Witness { seq: l.seq, head: l.head.clone(), source: format!("row {}", l.seq) })
+        .map(|l| Witness {
+            seq: l.seq,
+            head: l.head.clone(),
+            source: format!("row {}", l.seq),
+        })
         .chain([Witness {
             seq: 10,
             head: new.chain.as_ref().unwrap().head.clone(),
@@ -175,7 +188,7 @@ fn a_ledger_without_a_chain_is_adopted_once() {
         }
     }
     ledger = serde_json::from_value(value).unwrap();
-    open(&mut ledger);
+    open(&mut ledger, None);
     assert_eq!(ledger.chain.as_ref().unwrap().opened.status, "adopted");
     ledger.sealed_record().unwrap();
     let chain = ledger.chain.as_ref().unwrap();
@@ -188,7 +201,7 @@ fn a_broken_chain_is_not_continued() {
     let mut value = stored(&ledger_after(4));
     value["servers"]["https://a.example/mcp"]["history"][1]["field"] = json!("forged");
     let mut ledger: Ledger = serde_json::from_value(value).unwrap();
-    open(&mut ledger);
+    open(&mut ledger, None);
     let opened = ledger.chain.as_ref().unwrap().opened.clone();
     assert_eq!(opened.status, "broken");
     assert!(opened.broken.unwrap().contains("item seq 2"));

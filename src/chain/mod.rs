@@ -14,14 +14,19 @@
 //! A run's summary row carries the head it started from and the head it wrote; those rows are
 //! the witnesses [`check_heads`] compares a ledger with.
 
+pub mod sign;
+
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ledger::{Entry, Ledger};
+use crate::report::ChainAnchor;
 use crate::surface::canon;
 use crate::surface::digest::sha256_hex;
+pub use sign::{SigningSecret, parse_public_key};
 
 /// Version of the construction (`chain.version`).
 pub const CHAIN_VERSION: u32 = 1;
@@ -90,11 +95,20 @@ pub struct IndexChain {
     pub servers: BTreeMap<String, Link>,
     /// Earlier writes, oldest first, at most [`MAX_LOG`].
     pub log: Vec<LogItem>,
-    /// SHA-256 of the canonical index without this field.
+    /// SHA-256 of the canonical index without this field and without `signature`.
     pub head: String,
+    /// The Ed25519 public key (hex) that signs the heads, when the ledger is signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+    /// The signature (hex) of `head` ([`sign::message`]), when the ledger is signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
     /// What the run saw when it opened the ledger (not stored).
     #[serde(skip)]
     pub opened: Opened,
+    /// The key that signs this run's head (not stored).
+    #[serde(skip)]
+    pub signer: Option<Arc<SigningSecret>>,
 }
 
 /// What a run found when it opened its ledger.
@@ -153,11 +167,13 @@ fn truncate(mut hex: String) -> String {
     hex
 }
 
-/// The head of an index: `sha256(JCS(index without chain.head))`, 64 hex characters.
+/// The head of an index: `sha256(JCS(index without chain.head and chain.signature))`, 64 hex
+/// characters.
 pub fn index_head(index: &Value) -> String {
     let mut index = index.clone();
     if let Some(chain) = index.get_mut("chain").and_then(Value::as_object_mut) {
         chain.remove("head");
+        chain.remove("signature");
     }
     let bytes = canon::canonicalize(&index).unwrap_or_default();
     sha256_hex(&bytes)
@@ -196,10 +212,12 @@ fn entry_head(entry: &Entry) -> Link {
         .history
         .iter()
         .rev()
-        .find_map(|i| Some(Link {
-            seq: i.seq?,
-            link: i.link.clone()?,
-        }))
+        .find_map(|i| {
+            Some(Link {
+                seq: i.seq?,
+                link: i.link.clone()?,
+            })
+        })
         .or_else(|| entry.history_base.clone())
         .unwrap_or_else(|| Link {
             seq: 0,
@@ -208,8 +226,9 @@ fn entry_head(entry: &Entry) -> Link {
 }
 
 /// Opens the chain of a loaded ledger for a run: checks it, adopts a ledger without one, or
-/// starts a new chain (kind `rebased`) from a broken one, and remembers what it found.
-pub fn open(ledger: &mut Ledger) {
+/// starts a new chain (kind `rebased`) from a broken one, and remembers what it found and the
+/// key that will sign the next head.
+pub fn open(ledger: &mut Ledger, signer: Option<Arc<SigningSecret>>) {
     let stored = ledger.chain.clone();
     let fresh = |kind, reason, opened| IndexChain {
         version: CHAIN_VERSION,
@@ -223,7 +242,10 @@ pub fn open(ledger: &mut Ledger) {
         servers: BTreeMap::new(),
         log: Vec::new(),
         head: String::new(),
+        public_key: None,
+        signature: None,
         opened,
+        signer: signer.clone(),
     };
     let (kind, reason, opened) = match stored {
         None if ledger.servers.is_empty() => (GenesisKind::New, None, opened("new", 0, "", &[])),
@@ -234,6 +256,7 @@ pub fn open(ledger: &mut Ledger) {
                 Ok(()) => {
                     let mut chain = chain;
                     chain.opened = opened("intact", chain.seq, &chain.head, &chain.log);
+                    chain.signer = signer.clone();
                     ledger.chain = Some(chain);
                     return;
                 }
@@ -279,7 +302,7 @@ fn opened(status: &'static str, seq: u64, head: &str, log: &[LogItem]) -> Opened
 /// `seq`.
 pub fn seal(ledger: &mut Ledger) {
     if ledger.chain.is_none() {
-        open(ledger);
+        open(ledger, None);
     }
     for entry in ledger.servers.values_mut() {
         link_items(entry);
@@ -310,10 +333,59 @@ pub fn seal(ledger: &mut Ledger) {
     chain.log = log;
     chain.servers = servers;
     chain.head = String::new();
+    chain.public_key = chain.signer.as_ref().map(|s| s.public_key_hex());
+    chain.signature = None;
     let value = serde_json::to_value(&*ledger).unwrap_or(Value::Null);
     let head = index_head(&value);
+    let name = ledger.ledger_name.clone();
     if let Some(chain) = ledger.chain.as_mut() {
+        chain.signature = chain
+            .signer
+            .as_ref()
+            .map(|s| s.sign_head(&name, chain.seq, &head));
         chain.head = head;
+    }
+}
+
+/// Checks the head's signature with `public_key` (hex): the index must be signed, by that key.
+pub fn check_signature(index: &Value, public_key: &str) -> Result<(), Break> {
+    let seq = index
+        .pointer("/chain/seq")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let location = format!("index write {seq}");
+    let key = parse_public_key(public_key).map_err(|e| broken(&location, e))?;
+    let text = |pointer: &str| index.pointer(pointer).and_then(Value::as_str);
+    let Some(signature) = text("/chain/signature") else {
+        return Err(broken(location, "the head is not signed"));
+    };
+    let name = text("/ledger_name").unwrap_or_default();
+    let head = text("/chain/head").unwrap_or_default();
+    if !sign::verifies(&key, name, seq, head, signature) {
+        return Err(broken(
+            location,
+            format!(
+                "the head's signature does not verify with public key {public_key} (the ledger names {})",
+                text("/chain/public_key").unwrap_or("no key")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The summary-row fields of a sealed ledger: what the run found, and the head it wrote.
+pub fn anchor(ledger: &Ledger) -> ChainAnchor {
+    let Some(chain) = &ledger.chain else {
+        return ChainAnchor::default();
+    };
+    ChainAnchor {
+        ledger_chain_status: Some(chain.opened.status.to_string()),
+        ledger_chain_break: chain.opened.broken.clone(),
+        ledger_chain_seq: Some(chain.seq),
+        ledger_chain_head: Some(chain.head.clone()),
+        ledger_chain_prev_head: Some(chain.prev.clone()),
+        ledger_chain_signature: chain.signature.clone(),
+        ledger_public_key: chain.public_key.clone(),
     }
 }
 
@@ -321,7 +393,10 @@ pub fn seal(ledger: &mut Ledger) {
 /// server named by the chain present (and no other), and the head matching the content.
 pub fn check_index(index: &Value) -> Result<(), Break> {
     let Some(chain) = index.get("chain") else {
-        return Err(broken("index", "it has no chain (written before chains existed)"));
+        return Err(broken(
+            "index",
+            "it has no chain (written before chains existed)",
+        ));
     };
     let seq = chain.get("seq").and_then(Value::as_u64).unwrap_or(0);
     let empty = serde_json::Map::new();
@@ -378,8 +453,14 @@ pub fn check_index(index: &Value) -> Result<(), Break> {
 /// Checks one server's history items; returns its last link.
 fn check_history(url: &str, entry: &Value) -> Result<Link, Break> {
     let mut prev = match entry.get("history_base") {
-        Some(base) if !base.is_null() => serde_json::from_value::<Link>(base.clone())
-            .map_err(|e| broken(format!("server {url}"), format!("history_base unreadable: {e}")))?,
+        Some(base) if !base.is_null() => {
+            serde_json::from_value::<Link>(base.clone()).map_err(|e| {
+                broken(
+                    format!("server {url}"),
+                    format!("history_base unreadable: {e}"),
+                )
+            })?
+        }
         _ => Link {
             seq: 0,
             link: genesis_link(url),
@@ -409,13 +490,18 @@ fn check_history(url: &str, entry: &Value) -> Result<Link, Break> {
             } else {
                 format!("found seq {seq} where seq {expected} belongs: item {expected} was deleted")
             };
-            return Err(broken(format!("server {url}, item seq {expected}"), problem));
+            return Err(broken(
+                format!("server {url}, item seq {expected}"),
+                problem,
+            ));
         }
         let computed = item_link(&prev.link, item);
         if computed != link {
             return Err(broken(
                 format!("server {url}, item seq {seq}"),
-                format!("its content does not match its link (edited): stored {link}, recomputed {computed}"),
+                format!(
+                    "its content does not match its link (edited): stored {link}, recomputed {computed}"
+                ),
             ));
         }
         prev = Link {
@@ -452,8 +538,8 @@ pub fn check_heads(index: &Value, witnesses: &[Witness]) -> Result<HeadsChecked,
     let chain = index.get("chain").cloned().unwrap_or(Value::Null);
     let seq = chain.get("seq").and_then(Value::as_u64).unwrap_or(0);
     let head = chain.get("head").and_then(Value::as_str).unwrap_or("");
-    let log: Vec<LogItem> = serde_json::from_value(chain.get("log").cloned().unwrap_or_default())
-        .unwrap_or_default();
+    let log: Vec<LogItem> =
+        serde_json::from_value(chain.get("log").cloned().unwrap_or_default()).unwrap_or_default();
     let mut checked = HeadsChecked::default();
     for witness in witnesses {
         let known = if witness.seq == seq {
@@ -490,5 +576,4 @@ pub fn check_heads(index: &Value, witnesses: &[Witness]) -> Result<HeadsChecked,
 }
 
 #[cfg(test)]
-#[path = "chain_tests.rs"]
 mod tests;
