@@ -178,7 +178,7 @@ pub struct Entry {
 impl Entry {
     /// Drops the oldest `count` history items; the chain's base moves to the last one dropped.
     fn drop_oldest(&mut self, count: usize) {
-        if let Some(last) = self.history.drain(..count).last()
+        if let Some(last) = self.history.drain(..count).next_back()
             && let (Some(seq), Some(link)) = (last.seq, last.link)
         {
             self.history_base = Some(crate::chain::Link { seq, link });

@@ -80,7 +80,8 @@ fn honest_writes_check_and_count_up() {
 #[test]
 fn tampering_is_found_where_it_happened() {
     let a = "/servers/https:~1~1a.example~1mcp/history";
-    let table: Vec<(&str, Box<dyn Fn(&mut Value)>, &str, &str)> = vec![
+    type Tamper<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let table: Vec<(&str, Tamper<'_>, &str, &str)> = vec![
         (
             "edited",
             Box::new(|v: &mut Value| {
