@@ -297,6 +297,37 @@ fn ten_honest_runs_verify_and_every_tampering_is_located() {
 }
 
 #[test]
+fn another_tool_recomputes_the_chain_from_the_document_alone() {
+    let Ok(python) = which_python() else {
+        return support::skip("another_tool_recomputes_the_chain", "python3 not found");
+    };
+    let mut fleet = Fleet::new(json!({"ledger_signing_key": KEY_A}));
+    for _ in 0..4 {
+        fleet.run();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain/recompute.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(fleet.index_path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(found["matches"], true, "{found}");
+    assert_eq!(found["head"], fleet.summaries[3]["ledger_chain_head"]);
+    assert!(found["items"].as_u64().unwrap() >= 6);
+}
+
+fn which_python() -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("python3"))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[test]
 fn a_run_that_finds_its_ledger_broken_says_so_and_starts_a_new_chain() {
     let mut fleet = Fleet::new(json!({}));
     for _ in 0..3 {
