@@ -311,7 +311,11 @@ fn another_tool_recomputes_the_chain_from_the_document_alone() {
         .arg(fleet.index_path())
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let found: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(found["matches"], true, "{found}");
     assert_eq!(found["head"], fleet.summaries[3]["ledger_chain_head"]);
