@@ -81,6 +81,11 @@ pub struct Input {
     /// Into how many shards the fleet is split; above 1, or [`AUTO_SHARDS`], the run
     /// coordinates one run per shard ([`crate::shard`]).
     pub shards: usize,
+    /// Also write the change rows as a SARIF 2.1.0 log, `REPORT.sarif` beside `REPORT`.
+    pub report_sarif: bool,
+    /// The Ed25519 key that signs each chain head of the ledger ([`crate::chain::sign`]). Its
+    /// `Debug` never shows the key.
+    pub ledger_signing_key: Option<Arc<crate::chain::SigningSecret>>,
 }
 
 /// One field that failed validation.
@@ -178,7 +183,7 @@ const SHARDS: IntField = IntField {
 };
 
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 16] = [
+pub const KNOWN_FIELDS: [&str; 18] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -195,6 +200,8 @@ pub const KNOWN_FIELDS: [&str; 16] = [
     "server_credentials",
     "registry",
     "shards",
+    "report_sarif",
+    "ledger_signing_key",
 ];
 
 /// Collects problems while the fields are read, so all of them are reported at once.
@@ -495,6 +502,30 @@ impl Checker {
         })
     }
 
+    /// `ledger_signing_key`: 64 hex characters; a problem never quotes the value.
+    fn signing_key(
+        &mut self,
+        map: &Map<String, Value>,
+    ) -> Option<Arc<crate::chain::SigningSecret>> {
+        match map.get("ledger_signing_key") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => match crate::chain::SigningSecret::from_hex(text) {
+                Ok(key) => Some(Arc::new(key)),
+                Err(problem) => {
+                    self.refuse("ledger_signing_key", problem);
+                    None
+                }
+            },
+            Some(other) => {
+                self.refuse(
+                    "ledger_signing_key",
+                    format!("must be text (got {})", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
     fn fail_on(&mut self, map: &Map<String, Value>) -> FailOn {
         match map.get("fail_on") {
             None | Some(Value::Null) => FailOn::Never,
@@ -619,6 +650,8 @@ impl Input {
             server_credentials: check.server_credentials(map),
             registry,
             shards,
+            report_sarif: check.bool(map, "report_sarif", false),
+            ledger_signing_key: check.signing_key(map),
         };
         if check.problems.is_empty() {
             Ok(input)

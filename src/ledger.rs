@@ -128,6 +128,12 @@ pub struct HistoryItem {
     pub field: String,
     /// Its severity.
     pub severity: Severity,
+    /// Its number in the server's history chain, 1 for the first ([`crate::chain`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// Its link in the server's history chain ([`crate::chain::item_link`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// The stored state of one server.
@@ -164,6 +170,20 @@ pub struct Entry {
     pub repeated_keys: Option<Vec<(String, String)>>,
     /// The most recent changes, oldest first, at most [`MAX_HISTORY`].
     pub history: Vec<HistoryItem>,
+    /// The chain link before the oldest kept history item (older items were dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_base: Option<crate::chain::Link>,
+}
+
+impl Entry {
+    /// Drops the oldest `count` history items; the chain's base moves to the last one dropped.
+    fn drop_oldest(&mut self, count: usize) {
+        if let Some(last) = self.history.drain(..count).next_back()
+            && let (Some(seq), Some(link)) = (last.seq, last.link)
+        {
+            self.history_base = Some(crate::chain::Link { seq, link });
+        }
+    }
 }
 
 /// The index record of one ledger.
@@ -179,6 +199,9 @@ pub struct Ledger {
     pub updated_at: DateTime<Utc>,
     /// Entries by server URL.
     pub servers: BTreeMap<String, Entry>,
+    /// The hash chain of this write ([`crate::chain`]); absent in ledgers written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<crate::chain::IndexChain>,
 }
 
 /// The full definitions of one readable surface, stored content-addressed.
@@ -319,6 +342,7 @@ impl Ledger {
             digest_algorithm: DIGEST_ALGORITHM.to_string(),
             updated_at: Utc::now(),
             servers: BTreeMap::new(),
+            chain: None,
         }
     }
 
@@ -405,6 +429,7 @@ impl Ledger {
                 tools_total: 0,
                 repeated_keys: None,
                 history: Vec::new(),
+                history_base: None,
             });
         entry.last_seen = now;
         match update {
@@ -436,9 +461,12 @@ impl Ledger {
                 tool_name: c.tool_name.clone(),
                 field: c.field.clone(),
                 severity: c.severity,
+                seq: None,
+                link: None,
             }));
+            crate::chain::link_items(entry);
             let excess = entry.history.len().saturating_sub(MAX_HISTORY);
-            entry.history.drain(..excess);
+            entry.drop_oldest(excess);
         }
     }
 
@@ -472,8 +500,9 @@ impl Ledger {
         for keep in HISTORY_FALLBACKS {
             for entry in self.servers.values_mut() {
                 let excess = entry.history.len().saturating_sub(keep);
-                entry.history.drain(..excess);
+                entry.drop_oldest(excess);
             }
+            crate::chain::seal(self);
             let record = self.to_record();
             if record.bytes.len() <= limit {
                 if keep < MAX_HISTORY {
@@ -492,9 +521,20 @@ impl Ledger {
 
     /// Writes the index record. Call once, last.
     pub async fn save(&mut self, storage: &impl Storage) -> Result<(), LedgerError> {
+        let record = self.sealed_record()?;
+        self.write(storage, record).await
+    }
+
+    /// The index record of the next write, its chain sealed ([`crate::chain::seal`]): a run
+    /// takes it before its summary row, which carries the head, and writes it last.
+    pub fn sealed_record(&mut self) -> Result<Record, LedgerError> {
         self.updated_at = Utc::now();
         self.evict();
-        let record = self.record_within(MAX_RECORD_BYTES)?;
+        self.record_within(MAX_RECORD_BYTES)
+    }
+
+    /// Writes an index record made by [`Ledger::sealed_record`].
+    pub async fn write(&self, storage: &impl Storage, record: Record) -> Result<(), LedgerError> {
         storage
             .put_record(Store::Ledger, &self.ledger_name, record)
             .await?;
@@ -728,6 +768,7 @@ mod tests {
                 );
             }
         }
+        crate::chain::seal(&mut ledger);
         let full = ledger
             .clone()
             .record_within(usize::MAX)
@@ -736,9 +777,9 @@ mod tests {
             .len();
         let mut ten = ledger.clone();
         for entry in ten.servers.values_mut() {
-            entry.history.drain(..MAX_HISTORY - 10);
+            entry.drop_oldest(MAX_HISTORY - 10);
         }
-        let ten_size = ten.to_record().bytes.len();
+        let ten_size = ten.record_within(usize::MAX).unwrap().bytes.len();
         assert!(ten_size < full);
 
         let mut fitted = ledger.clone();

@@ -17,6 +17,7 @@
 //! - [`changes`]: all changes between two observations: the engine's records enriched with risk insight.
 //! - [`gate`]: the CI gate (`fail_on`): which recorded change fails the process.
 //! - [`ledger`]: the stored baseline record and its merge rules.
+//! - [`chain`]: the ledger's hash chain (history items and index writes), its checks.
 //! - [`platform`]: storage backends (local files, Apify API), charging, status messages.
 //! - [`report`]: the dataset rows exactly as specified.
 //! - [`run`]: the orchestration of one Actor run.
@@ -29,6 +30,7 @@
 //! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
 pub mod actor;
+pub mod chain;
 pub mod changes;
 pub mod cli;
 pub mod diff;

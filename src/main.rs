@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use mcp_surface_ledger::actor::{ActorArgs, run_actor};
 use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
+use mcp_surface_ledger::cli::verify::{self, VerifyArgs};
 use mcp_surface_ledger::cli::{Format, ProbeSettings, SecretHeader, snapshot};
 use mcp_surface_ledger::gate::FailOn;
 use mcp_surface_ledger::mcp::Era;
@@ -83,6 +84,25 @@ enum Command {
         fail_on: FailOn,
         #[command(flatten)]
         probe: ProbeFlags,
+    },
+    /// Recompute a ledger's hash chain, check it against heads witnessed by past runs' summary
+    /// rows and, with a public key, its signature; print the verdict as JSON. Exit 0 intact,
+    /// 1 broken (the first break is named: server, item, what differs), 2 bad input.
+    Verify {
+        /// Root of the local Apify storage layout [default: $CRAWLEE_STORAGE_DIR,
+        /// $APIFY_LOCAL_STORAGE_DIR or ./storage]; on the Apify platform the API is read.
+        #[arg(long, value_name = "DIR")]
+        storage_dir: Option<PathBuf>,
+        /// The ledger (`ledger_name`) to verify.
+        #[arg(long, value_name = "NAME", default_value = "DEFAULT")]
+        ledger: String,
+        /// Heads witnessed by past runs: their summary rows exported from the dataset (JSON
+        /// array or JSON lines), or `{"seq", "head"}` objects.
+        #[arg(long, value_name = "FILE")]
+        heads: Option<PathBuf>,
+        /// The Ed25519 public key (hex) that must have signed the head.
+        #[arg(long, value_name = "KEY")]
+        public_key: Option<String>,
     },
     /// Serve the ledger read-only over HTTP: pages for a browser (`GET /`), an Atom feed of
     /// changes (`/changes.atom`), a JSON API (`GET /ledgers`, `GET /ledgers/{name}/servers`,
@@ -210,7 +230,7 @@ fn main() -> ExitCode {
         header: None,
     };
     let command = match &cli.command {
-        Some(Command::Serve { .. }) | None => None,
+        Some(Command::Serve { .. } | Command::Verify { .. }) | None => None,
         Some(_) if cli.input.is_some() || cli.storage_dir.is_some() => {
             tracing::error!("--input and --storage-dir belong to Actor mode (no subcommand)");
             return exit(EXIT_BAD_INPUT);
@@ -257,6 +277,17 @@ fn main() -> ExitCode {
                 // `--storage-dir` works before `serve` as it does for Actor mode.
                 storage_dir: storage_dir.or(cli.storage_dir),
                 allowed_hosts,
+            }),
+            Some(Command::Verify {
+                storage_dir,
+                ledger,
+                heads,
+                public_key,
+            }) => verify_command(VerifyArgs {
+                storage_dir: storage_dir.or(cli.storage_dir),
+                ledger,
+                heads,
+                public_key,
             }),
             _ if serve::is_standby_start(|name| std::env::var(name).ok()) => {
                 serve_command(ServeArgs {
@@ -316,6 +347,25 @@ fn snapshot_command(url: &str, settings: ProbeSettings) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     match runtime.block_on(snapshot::run(url, &settings, &mut stdout)) {
         Ok(()) => exit(0),
+        Err(error) => {
+            tracing::error!("{error}");
+            exit(error.exit_code())
+        }
+    }
+}
+
+fn verify_command(args: VerifyArgs) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let mut stdout = std::io::stdout().lock();
+    match runtime.block_on(verify::run(&args, &mut stdout)) {
+        Ok(true) => exit(0),
+        Ok(false) => {
+            tracing::error!("the ledger's chain is broken: see \"break\" in the output");
+            exit(1)
+        }
         Err(error) => {
             tracing::error!("{error}");
             exit(error.exit_code())

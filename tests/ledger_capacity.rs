@@ -1,7 +1,7 @@
 //! How many servers one ledger index holds within the platform's 9 MiB record: the measurement
 //! behind `input::MAX_SERVERS` (one shard of a sharded watch). Realistic entries: a server name
 //! and title, a version, 1 KiB of instructions, an auth state with two scopes, a surface key,
-//! and a full history of 50 changes with tool names. Prints the figures (run with
+//! and a full history of 50 changes with tool names, sealed with its hash chain. Prints the figures (run with
 //! `--nocapture`); asserts only what the limit promises.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -47,8 +47,11 @@ fn entry(i: usize, view: &str, history: usize) -> Entry {
                 tool_name: Some(format!("create_pull_request_review_comment_{h}")),
                 field: "inputSchema".into(),
                 severity: Severity::Medium,
+                seq: None,
+                link: None,
             })
             .collect(),
+        history_base: None,
     }
 }
 
@@ -60,6 +63,8 @@ fn index_bytes(servers: usize, views: &[&str], history: usize) -> usize {
             ledger.servers.insert(entry.server_url.clone(), entry);
         }
     }
+    // Sealed as a run writes it: every item linked, the chain naming every entry.
+    mcp_surface_ledger::chain::seal(&mut ledger);
     ledger.to_record().bytes.len()
 }
 

@@ -461,6 +461,8 @@ async fn two_runs_record_every_change_class_and_severity() {
         "servers_from_registry": 0,
         "registry_skipped_stdio": 0,
         "registry_error": null,
+        "ledger_chain_status": "intact",
+        "ledger_chain_seq": 2,
     });
     assert_eq!(stable(&second.summary), expected_summary);
     assert_eq!(stable(&everything.output()), expected_summary);

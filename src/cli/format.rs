@@ -1,4 +1,5 @@
-//! The output formats of `diff`: JSON, a plain-text table, Markdown and the HTML report page.
+//! The output formats of `diff`: JSON, a plain-text table, Markdown, the HTML report page and
+//! a SARIF 2.1.0 log.
 //!
 //! Server-controlled text is hostile in every format: control characters (terminal escape
 //! sequences included) are shown as `\u{…}`, Markdown metacharacters are escaped, and the HTML
@@ -13,6 +14,7 @@ use super::CliError;
 use super::diff::Comparison;
 use crate::report::ChangeRow;
 use crate::report::html::{self, Page, ServerEntry};
+use crate::report::sarif;
 use crate::risk::unicode::escape_invisible;
 
 /// How `diff` prints its result.
@@ -27,11 +29,13 @@ pub enum Format {
     Markdown,
     /// The self-contained HTML report page.
     Html,
+    /// A SARIF 2.1.0 log for code-scanning tools ([`crate::report::sarif`]).
+    Sarif,
 }
 
 /// The text given was not a format name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format {0:?}: use json, table, markdown or html")]
+#[error("unknown format {0:?}: use json, table, markdown, html or sarif")]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {
@@ -43,6 +47,7 @@ impl FromStr for Format {
             "table" => Ok(Format::Table),
             "markdown" | "md" => Ok(Format::Markdown),
             "html" => Ok(Format::Html),
+            "sarif" => Ok(Format::Sarif),
             other => Err(UnknownFormat(other.to_string())),
         }
     }
@@ -67,6 +72,11 @@ pub fn render(format: Format, comparison: &Comparison) -> Result<String, CliErro
                 row: &comparison.server,
                 risk: Some(comparison.risk),
             }],
+            changes: &comparison.changes,
+        })),
+        Format::Sarif => Ok(sarif::render(&sarif::Gate {
+            fail_on: comparison.fail_on,
+            tripped: comparison.gate_tripped,
             changes: &comparison.changes,
         })),
     }
@@ -265,6 +275,7 @@ mod tests {
             ("markdown", Format::Markdown),
             ("md", Format::Markdown),
             ("html", Format::Html),
+            ("sarif", Format::Sarif),
         ] {
             assert_eq!(text.parse::<Format>().unwrap(), format);
         }

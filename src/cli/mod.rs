@@ -1,4 +1,4 @@
-//! The offline and one-shot commands: `snapshot URL` and `diff BEFORE AFTER`.
+//! The offline and one-shot commands: `snapshot URL`, `diff BEFORE AFTER` and `verify`.
 //!
 //! - [`source`]: where one side of a comparison comes from (file, standard input, URL) and how
 //!   its JSON becomes a surface.
@@ -6,7 +6,8 @@
 //!   capabilities, risk, findings).
 //! - [`diff`]: the change rows between two sides, through [`crate::changes::between`], the
 //!   same function the Actor run uses, plus the `--fail-on` gate.
-//! - [`format`]: prints change rows as JSON, a text table, Markdown or an HTML page.
+//! - [`format`]: prints change rows as JSON, a text table, Markdown, an HTML page or SARIF.
+//! - [`verify`]: recomputes a ledger's hash chain and checks it against witnessed heads.
 //!
 //! Exit codes are the Actor's: 0 ok, 1 gate tripped, 2 bad input, 3 runtime failure.
 
@@ -14,6 +15,7 @@ pub mod diff;
 pub mod format;
 pub mod snapshot;
 pub mod source;
+pub mod verify;
 
 pub use format::Format;
 

@@ -3,9 +3,10 @@
 //! Three row types share one dataset and are told apart by `record_type`: one [`ServerRow`] per
 //! input entry, one [`ChangeRow`] per recorded change, and one [`SummaryRow`] per run. This
 //! module only shapes data; [`crate::run`] decides what goes in. [`html`] renders rows as the
-//! `REPORT` page.
+//! `REPORT` page; [`sarif`] renders change rows as a SARIF 2.1.0 log.
 
 pub mod html;
+pub mod sarif;
 
 use std::collections::BTreeMap;
 
@@ -392,8 +393,41 @@ pub struct SummaryRow {
     /// the fleet it found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards_chosen: Option<usize>,
+    /// The ledger's hash chain as this run found and left it: the anchor an auditor compares
+    /// the ledger with later (`mcp-surface-ledger verify --heads`).
+    #[serde(flatten)]
+    pub chain: ChainAnchor,
     /// When the run ended.
     pub observed_at: DateTime<Utc>,
+}
+
+/// The chain fields of a summary row ([`crate::chain`]); absent when no ledger was written
+/// (a sharded watch's coordinator: each shard's ledger has its own chain).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChainAnchor {
+    /// `new`, `intact`, `adopted` (a ledger written before chains, taken as the genesis) or
+    /// `broken` (the stored chain did not check; a new chain was started, see
+    /// `ledger_chain_break`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_chain_status: Option<String>,
+    /// The break the run found in its ledger, with where it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_chain_break: Option<String>,
+    /// The sequence number of the index write this run made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_chain_seq: Option<u64>,
+    /// The head this run wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_chain_head: Option<String>,
+    /// The head this run started from (64 zeros for a new ledger).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_chain_prev_head: Option<String>,
+    /// Ed25519 signature of `ledger_chain_head` (hex), when `ledger_signing_key` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_chain_signature: Option<String>,
+    /// The Ed25519 public key (hex) that verifies the signature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_public_key: Option<String>,
 }
 
 /// How one shard of a sharded watch ended, as its coordinator's summary row lists it.
@@ -488,6 +522,7 @@ impl SummaryRow {
             shards: None,
             shards_failed: None,
             shards_chosen: None,
+            chain: ChainAnchor::default(),
             observed_at: Utc::now(),
         }
     }

@@ -71,6 +71,11 @@ pub(super) async fn finish<S: Storage>(
     summary.registry_error = fleet.registry_error.clone();
     summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = charging.summary();
+    // The index is sealed now (after eviction, so the sealed record is the one written) so the
+    // summary row can carry its chain head; it is written last.
+    ledger.evict();
+    let index = ledger.sealed_record()?;
+    summary.chain = crate::chain::anchor(ledger);
     items.push(Item::of(&summary)?);
     storage.push_items(&items).await?;
     let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
@@ -87,13 +92,24 @@ pub(super) async fn finish<S: Storage>(
         content_type: "text/html; charset=utf-8".to_string(),
     };
     storage.put_record(Store::Default, "REPORT", report).await?;
-    ledger.evict();
+    if input.report_sarif {
+        let log = crate::report::sarif::Gate {
+            fail_on: input.fail_on,
+            tripped: gate_tripped,
+            changes: &change_rows,
+        };
+        let bytes = crate::report::sarif::render_within(&log, crate::platform::MAX_RECORD_BYTES);
+        let record = Record::json(bytes);
+        storage
+            .put_record(Store::Default, crate::report::sarif::RECORD_KEY, record)
+            .await?;
+    }
     // The cache keeps what the index names, the most recently seen servers first.
     let mut entries: Vec<_> = ledger.servers.values().collect();
     entries.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
     insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
     insight.save(storage, &input.ledger_name).await;
-    ledger.save(storage).await?;
+    ledger.write(storage, index).await?;
     match crate::sweep::sweep(storage, Utc::now()).await {
         Ok(0) => {}
         Ok(deleted) => tracing::info!(deleted, "unreferenced surface records swept"),
@@ -147,6 +163,11 @@ pub fn final_status(summary: &SummaryRow) -> String {
     }
     if let Some(truncated) = &summary.registry_truncated {
         text.push_str(&format!("; registry walk cut short ({truncated})"));
+    }
+    if let Some(found) = &summary.chain.ledger_chain_break {
+        text.push_str(&format!(
+            "; LEDGER CHAIN BROKEN ({found}): a new chain was started from the state found"
+        ));
     }
     text
 }

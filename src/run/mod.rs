@@ -211,6 +211,7 @@ pub async fn run_with_input(
         options,
         now: Utc::now(),
     };
+    crate::chain::open(&mut ctx.ledger, ctx.input.ledger_signing_key.clone());
     let fleet = gather_fleet(storage, &ctx.client, &ctx.input).await;
     let planned = targets::plan(&fleet.entries, &rules);
 

@@ -3,6 +3,7 @@
 # Idempotent: a second run only checks stamps and returns.
 #   target/peers/venv/          Python venv with the official SDK (mcp 2.3.x) and feedparser
 #                               (the Atom parser of tests/serve_pages.rs)
+#   target/peers/sarif-venv/    Python venv with the SARIF schema and a SARIF reader (sarif-requirements.txt)
 #   target/peers/node/          npm install of @modelcontextprotocol/server-everything (pinned by package-lock.json)
 # Tests skip a peer that is not installed, so this script is optional for `cargo test`.
 set -euo pipefail
@@ -34,6 +35,21 @@ elif [ -x "$venv/bin/python" ]; then
   echo "peers: installing $tools_spec into $venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$tools_spec"
   touch "$tools_stamp"
+fi
+
+sarif_venv="$dest/sarif-venv"
+sarif_sum="$(sha256sum "$here/sarif-requirements.txt" | cut -c1-16)"
+sarif_stamp="$sarif_venv/.installed-$sarif_sum"
+if [ -f "$sarif_stamp" ]; then
+  echo "peers: SARIF tooling up to date"
+elif command -v python3 >/dev/null 2>&1; then
+  echo "peers: installing the SARIF tooling into $sarif_venv"
+  python3 -m venv "$sarif_venv"
+  "$sarif_venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$here/sarif-requirements.txt"
+  rm -f "$sarif_venv"/.installed-*
+  touch "$sarif_stamp"
+else
+  echo "peers: python3 not found, SARIF validation tests will be skipped" >&2
 fi
 
 node_dir="$dest/node"

@@ -227,7 +227,8 @@ fn is_rfc3339(value: &Value) -> bool {
 }
 
 /// Removes the fields whose value depends on the clock or on the wire (`observed_at`,
-/// `response_time_ms`, `bytes_read`, `first_seen`, `last_changed`, `charges`) after checking
+/// `response_time_ms`, `bytes_read`, `first_seen`, `last_changed`, `charges`, the chain heads)
+/// after checking
 /// their shape, so the rest of the row can be compared exactly.
 pub fn stable(row: &Value) -> Value {
     let mut map: Map<String, Value> = row.as_object().expect("row object").clone();
@@ -242,6 +243,15 @@ pub fn stable(row: &Value) -> Value {
     for key in ["response_time_ms", "bytes_read"] {
         if let Some(value) = map.remove(key) {
             assert!(value.is_u64(), "{key} is not a count: {value}");
+        }
+    }
+    // The chain heads hash the whole index, timestamps included.
+    for key in ["ledger_chain_head", "ledger_chain_prev_head"] {
+        if let Some(value) = map.remove(key) {
+            assert!(
+                value.as_str().is_some_and(|h| h.len() == 64),
+                "{key} is not a head: {value}"
+            );
         }
     }
     // The charges block belongs to the platform work and is checked by its own tests.

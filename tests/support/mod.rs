@@ -15,6 +15,7 @@ pub mod faults;
 pub mod process;
 pub mod python;
 pub mod rmcp_peer;
+pub mod sarif;
 pub mod surface;
 pub mod transport_faults;
 

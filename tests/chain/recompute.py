@@ -1,0 +1,43 @@
+"""Recomputes a ledger's hash chain from docs/chain.md alone (standard library only), to show
+that the specification is complete. Prints {"head": ..., "matches": bool, "items": n}.
+Usage: recompute.py LEDGER_INDEX.json
+"""
+
+import hashlib
+import json
+import sys
+
+
+def jcs(value):
+    # The ledger holds strings, integers, booleans, nulls, arrays and objects only.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def sha256hex(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def main(path):
+    with open(path, encoding="utf-8") as handle:
+        index = json.load(handle)
+    items = 0
+    ok = True
+    for url, entry in index["servers"].items():
+        base = entry.get("history_base")
+        prev = base["link"] if base else sha256hex(
+            ("mcp-surface-ledger/history@1\n" + url).encode())[:32]
+        for item in entry["history"]:
+            body = {k: v for k, v in item.items() if k != "link"}
+            link = sha256hex(prev.encode() + b"\n" + jcs(body))[:32]
+            ok = ok and link == item["link"]
+            prev = link
+            items += 1
+        ok = ok and index["chain"]["servers"][url]["link"] == prev
+    chain = {k: v for k, v in index["chain"].items() if k not in ("head", "signature")}
+    head = sha256hex(jcs(dict(index, chain=chain)))
+    print(json.dumps({"head": head, "matches": ok and head == index["chain"]["head"],
+                      "items": items}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,551 @@
+//! The ledger's hash chain end to end: real runs of the binary against an in-process rmcp
+//! peer whose surface changes every run, then `mcp-surface-ledger verify` on the stored ledger
+//! with the heads the runs' summary rows witnessed. Honest ledgers verify; each kind of
+//! tampering is caught with its location; a run that finds its ledger broken says so; the
+//! signing key never leaks.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::rmcp_peer::{RmcpMode, RmcpPeer};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
+const LEDGER: &str = "audited";
+const KEY_A: &str = "4d1f3c2b1a09f8e7d6c5b4a392817f6e5d4c3b2a190817f6e5d4c3b2a1908ca7";
+const KEY_B: &str = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20";
+
+fn ledger(args: &[&str], log: &str) -> Output {
+    let mut command = Command::new(BIN);
+    command.args(args).env("RUST_LOG", log);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("APIFY_") || name.starts_with("ACTOR_") || name == "CRAWLEE_STORAGE_DIR"
+        {
+            command.env_remove(name);
+        }
+    }
+    command.env_remove("LEDGER_ALLOW_PRIVATE_TARGETS");
+    command.output().expect("run mcp-surface-ledger")
+}
+
+fn surface(run: usize) -> Value {
+    let tools: Vec<Value> = (0..=run)
+        .map(|i| {
+            json!({"name": format!("tool_{i}"), "description": format!("Tool {i}."),
+                        "inputSchema": {"type": "object"}})
+        })
+        .collect();
+    json!({"name": "chain-peer", "version": format!("1.{run}"), "tools": tools})
+}
+
+/// A storage with `runs` runs over two servers (two ledger entries), each run adding a tool.
+struct Fleet {
+    storage: tempfile::TempDir,
+    peers: Vec<RmcpPeer>,
+    /// The summary row of each run, oldest first.
+    summaries: Vec<Value>,
+    /// The ledger index after each run.
+    copies: Vec<Vec<u8>>,
+}
+
+impl Fleet {
+    fn new(extra: Value) -> Fleet {
+        let storage = tempfile::tempdir().unwrap();
+        let peers = vec![
+            RmcpPeer::start(surface(0), RmcpMode::default()),
+            RmcpPeer::start(surface(0), RmcpMode::default()),
+        ];
+        let mut input = json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
+                               "ledger_name": LEDGER});
+        for (key, value) in extra.as_object().unwrap() {
+            input[key] = value.clone();
+        }
+        std::fs::write(storage.path().join("input.json"), input.to_string()).unwrap();
+        Fleet {
+            storage,
+            peers,
+            summaries: Vec::new(),
+            copies: Vec::new(),
+        }
+    }
+
+    fn dir(&self) -> &str {
+        self.storage.path().to_str().unwrap()
+    }
+
+    fn index_path(&self) -> PathBuf {
+        self.storage.path().join(format!(
+            "key_value_stores/mcp-tool-surface-ledger/{LEDGER}.json"
+        ))
+    }
+
+    fn run(&mut self) -> Output {
+        let n = self.summaries.len();
+        for peer in &self.peers {
+            peer.set_surface(surface(n));
+        }
+        let input = self.storage.path().join("input.json");
+        let output = ledger(
+            &[
+                "--storage-dir",
+                self.dir(),
+                "--input",
+                input.to_str().unwrap(),
+                "--allow-private-targets",
+            ],
+            "info",
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let summary = self
+            .storage
+            .path()
+            .join("key_value_stores/default/OUTPUT.json");
+        self.summaries
+            .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
+        self.copies.push(std::fs::read(self.index_path()).unwrap());
+        output
+    }
+
+    fn heads_file(&self, summaries: &[Value]) -> PathBuf {
+        let path = self.storage.path().join("heads.json");
+        std::fs::write(&path, Value::Array(summaries.to_vec()).to_string()).unwrap();
+        path
+    }
+
+    fn index(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.index_path()).unwrap()).unwrap()
+    }
+
+    fn set_index(&self, value: &Value) {
+        std::fs::write(self.index_path(), value.to_string()).unwrap();
+    }
+
+    /// `verify` with the heads of every run; returns the exit code and the verdict.
+    fn verify(&self, extra: &[&str]) -> (Option<i32>, Value) {
+        let heads = self.heads_file(&self.summaries);
+        let mut args = vec![
+            "verify",
+            "--storage-dir",
+            self.dir(),
+            "--ledger",
+            LEDGER,
+            "--heads",
+            heads.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let output = ledger(&args, "warn");
+        let verdict = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+        (output.status.code(), verdict)
+    }
+}
+
+fn server_key(fleet: &Fleet, i: usize) -> String {
+    fleet.peers[i].url.as_str().to_string()
+}
+
+fn history_pointer(url: &str) -> String {
+    format!(
+        "/servers/{}/history",
+        url.replace('~', "~0").replace('/', "~1")
+    )
+}
+
+fn assert_break(verdict: &Value, location: &str, problem: &str) {
+    let found = &verdict["break"];
+    assert!(
+        found["location"].as_str().unwrap_or("").contains(location)
+            && found["problem"].as_str().unwrap_or("").contains(problem),
+        "expected a break at {location:?} ({problem:?}), got {verdict}"
+    );
+}
+
+#[test]
+fn ten_honest_runs_verify_and_every_tampering_is_located() {
+    let mut fleet = Fleet::new(json!({}));
+    for _ in 0..10 {
+        fleet.run();
+    }
+    let first = &fleet.summaries[0];
+    assert_eq!(first["ledger_chain_status"], "new");
+    assert_eq!(first["ledger_chain_prev_head"], "0".repeat(64));
+    for (n, pair) in fleet.summaries.windows(2).enumerate() {
+        assert_eq!(pair[1]["ledger_chain_status"], "intact", "run {}", n + 2);
+        assert_eq!(
+            pair[1]["ledger_chain_prev_head"],
+            pair[0]["ledger_chain_head"]
+        );
+        assert_eq!(pair[1]["ledger_chain_seq"], n as u64 + 2);
+    }
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(0), "{verdict}");
+    assert_eq!(verdict["intact"], true);
+    assert_eq!(verdict["seq"], 10);
+    // Ten heads, and the nine each run started from.
+    assert_eq!(verdict["heads_matched"], 19);
+
+    let honest = fleet.index();
+    let url = server_key(&fleet, 0);
+    let history = history_pointer(&url);
+    assert!(honest.pointer(&history).unwrap().as_array().unwrap().len() >= 8);
+    type Tamper = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Tamper, String, &str)> = vec![
+        (
+            "a history item edited",
+            Box::new({
+                let p = format!("{history}/3/tool_name");
+                move |v: &mut Value| *v.pointer_mut(&p).unwrap() = json!("innocent_tool")
+            }),
+            format!("server {url}, item seq 4"),
+            "edited",
+        ),
+        (
+            "a history item deleted",
+            Box::new({
+                let p = history.clone();
+                move |v: &mut Value| {
+                    v.pointer_mut(&p).unwrap().as_array_mut().unwrap().remove(3);
+                }
+            }),
+            format!("server {url}, item seq 4"),
+            "deleted",
+        ),
+        (
+            "two items swapped",
+            Box::new({
+                let p = history.clone();
+                move |v: &mut Value| {
+                    v.pointer_mut(&p)
+                        .unwrap()
+                        .as_array_mut()
+                        .unwrap()
+                        .swap(3, 4)
+                }
+            }),
+            format!("server {url}, item seq 4"),
+            "reordered",
+        ),
+        (
+            "an entry removed",
+            Box::new({
+                let url = server_key(&fleet, 1);
+                move |v: &mut Value| {
+                    v["servers"].as_object_mut().unwrap().remove(&url);
+                }
+            }),
+            format!("server {}", server_key(&fleet, 1)),
+            "removed",
+        ),
+    ];
+    for (name, tamper, location, problem) in cases {
+        let mut value = honest.clone();
+        tamper(&mut value);
+        fleet.set_index(&value);
+        let (code, verdict) = fleet.verify(&[]);
+        assert_eq!(code, Some(1), "{name}: {verdict}");
+        assert_break(&verdict, &location, problem);
+    }
+
+    // The index rolled back to the valid copy of run 6: valid alone, not against the heads.
+    std::fs::write(fleet.index_path(), &fleet.copies[5]).unwrap();
+    let alone = ledger(
+        &["verify", "--storage-dir", fleet.dir(), "--ledger", LEDGER],
+        "warn",
+    );
+    assert_eq!(alone.status.code(), Some(0));
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(1));
+    assert_break(&verdict, "index write 6", "rolled back");
+
+    // A head replaced in the heads file.
+    fleet.set_index(&honest);
+    let mut forged = fleet.summaries.clone();
+    forged[6]["ledger_chain_head"] = json!("e".repeat(64));
+    let heads = fleet.heads_file(&forged);
+    let output = ledger(
+        &[
+            "verify",
+            "--storage-dir",
+            fleet.dir(),
+            "--ledger",
+            LEDGER,
+            "--heads",
+            heads.to_str().unwrap(),
+        ],
+        "warn",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_break(&verdict, "index write 7", &"e".repeat(64));
+
+    // Bad input.
+    let missing = ledger(
+        &["verify", "--storage-dir", fleet.dir(), "--ledger", "nope"],
+        "warn",
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    let (code, _) = fleet.verify(&["--public-key", "xyz"]);
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn another_tool_recomputes_the_chain_from_the_document_alone() {
+    let Ok(python) = which_python() else {
+        return support::skip("another_tool_recomputes_the_chain", "python3 not found");
+    };
+    let mut fleet = Fleet::new(json!({"ledger_signing_key": KEY_A}));
+    for _ in 0..4 {
+        fleet.run();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain/recompute.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(fleet.index_path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(found["matches"], true, "{found}");
+    assert_eq!(found["head"], fleet.summaries[3]["ledger_chain_head"]);
+    assert!(found["items"].as_u64().unwrap() >= 6);
+}
+
+fn which_python() -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("python3"))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[test]
+fn a_run_that_finds_its_ledger_broken_says_so_and_starts_a_new_chain() {
+    let mut fleet = Fleet::new(json!({}));
+    for _ in 0..3 {
+        fleet.run();
+    }
+    let url = server_key(&fleet, 0);
+    let mut value = fleet.index();
+    let pointer = format!("{}/0/field", history_pointer(&url));
+    *value.pointer_mut(&pointer).unwrap() = json!("forged");
+    fleet.set_index(&value);
+    let output = fleet.run();
+    let summary = fleet.summaries.last().unwrap();
+    assert_eq!(summary["ledger_chain_status"], "broken");
+    let found = summary["ledger_chain_break"].as_str().unwrap();
+    assert!(
+        found.contains(&format!("server {url}, item seq 1")),
+        "{found}"
+    );
+    // Locally the final status message is logged.
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        printed.contains("LEDGER CHAIN BROKEN"),
+        "the status message names the break: {printed}"
+    );
+    let index = fleet.index();
+    assert_eq!(index["chain"]["genesis"]["kind"], "rebased");
+    assert_eq!(index["chain"]["seq"], 4);
+    // The ledger never verifies clean again: the rebase is itself reported.
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(1));
+    assert_break(&verdict, "index write 4", "started a new one");
+}
+
+#[test]
+fn a_ledger_written_before_chains_is_adopted_once() {
+    let mut fleet = Fleet::new(json!({}));
+    fleet.run();
+    fleet.run();
+    let mut value = fleet.index();
+    value.as_object_mut().unwrap().remove("chain");
+    for entry in value["servers"].as_object_mut().unwrap().values_mut() {
+        entry.as_object_mut().unwrap().remove("history_base");
+        for item in entry["history"].as_array_mut().unwrap() {
+            item.as_object_mut().unwrap().remove("seq");
+            item.as_object_mut().unwrap().remove("link");
+        }
+    }
+    fleet.set_index(&value);
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(1), "a ledger without a chain does not verify");
+    assert_break(&verdict, "index", "no chain");
+    fleet.summaries.clear();
+    fleet.run();
+    fleet.run();
+    assert_eq!(fleet.summaries[0]["ledger_chain_status"], "adopted");
+    assert_eq!(fleet.summaries[1]["ledger_chain_status"], "intact");
+    assert_eq!(fleet.index()["chain"]["genesis"]["kind"], "adopted");
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(0), "{verdict}");
+}
+
+fn public_key(secret: &str) -> String {
+    mcp_surface_ledger::chain::SigningSecret::from_hex(secret)
+        .unwrap()
+        .public_key_hex()
+}
+
+#[test]
+fn signed_heads_verify_with_their_key_and_the_key_never_leaks() {
+    let mut fleet = Fleet::new(json!({"ledger_signing_key": KEY_A}));
+    fleet.run();
+    let input = fleet.storage.path().join("input.json");
+    // The second run at trace level: everything it prints is searched for the key.
+    for peer in &fleet.peers {
+        peer.set_surface(surface(1));
+    }
+    let output = ledger(
+        &[
+            "--storage-dir",
+            fleet.dir(),
+            "--input",
+            input.to_str().unwrap(),
+            "--allow-private-targets",
+        ],
+        "trace",
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let summary_path = fleet
+        .storage
+        .path()
+        .join("key_value_stores/default/OUTPUT.json");
+    let summary: Value = serde_json::from_slice(&std::fs::read(summary_path).unwrap()).unwrap();
+    fleet.summaries.push(summary.clone());
+    let key_a = public_key(KEY_A);
+    assert_eq!(summary["ledger_public_key"], json!(key_a));
+    assert_eq!(
+        summary["ledger_chain_signature"].as_str().unwrap().len(),
+        128
+    );
+
+    let (code, verdict) = fleet.verify(&["--public-key", &key_a]);
+    assert_eq!(code, Some(0), "{verdict}");
+    assert_eq!(verdict["signature_checked"], true);
+    let (code, verdict) = fleet.verify(&["--public-key", &public_key(KEY_B)]);
+    assert_eq!(code, Some(1));
+    assert_break(&verdict, "index write 2", "does not verify");
+
+    // The secret appears nowhere: not in what the run printed, nor in any stored file but the
+    // INPUT it came from.
+    let mut leaks = Vec::new();
+    for stream in [&output.stdout, &output.stderr] {
+        if String::from_utf8_lossy(stream).contains(KEY_A) {
+            leaks.push("process output".to_string());
+        }
+    }
+    let mut stack = vec![fleet.storage.path().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path != input
+                && String::from_utf8_lossy(&std::fs::read(&path).unwrap()).contains(KEY_A)
+            {
+                leaks.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "the signing key leaked into {leaks:?}");
+
+    // A bad key is refused without quoting it.
+    let bad = fleet.storage.path().join("bad.json");
+    let secret_like = format!("{}zz", &KEY_A[..60]);
+    std::fs::write(&bad, json!({"ledger_signing_key": secret_like}).to_string()).unwrap();
+    let refused = ledger(
+        &[
+            "--storage-dir",
+            fleet.dir(),
+            "--input",
+            bad.to_str().unwrap(),
+        ],
+        "trace",
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    let printed = String::from_utf8_lossy(&refused.stderr);
+    assert!(printed.contains("ledger_signing_key"), "{printed}");
+    assert!(!printed.contains(&secret_like[..40]), "{printed}");
+}
+
+#[test]
+fn each_shard_of_a_sharded_watch_keeps_a_chain_that_verifies_on_its_own() {
+    let storage = tempfile::tempdir().unwrap();
+    // Distinct surfaces per server: the shards run at once and write their surface records
+    // at the same time.
+    let surface_of = |server: usize, run: usize| {
+        let mut value = surface(run);
+        value["name"] = json!(format!("chain-peer-{server}"));
+        value
+    };
+    let peers: Vec<RmcpPeer> = (0..4)
+        .map(|i| RmcpPeer::start(surface_of(i, 0), RmcpMode::default()))
+        .collect();
+    let input = storage.path().join("input.json");
+    std::fs::write(
+        &input,
+        json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
+               "ledger_name": "fleet", "shards": 2})
+        .to_string(),
+    )
+    .unwrap();
+    for run in 0..3 {
+        for (i, peer) in peers.iter().enumerate() {
+            peer.set_surface(surface_of(i, run));
+        }
+        let output = ledger(
+            &[
+                "--storage-dir",
+                storage.path().to_str().unwrap(),
+                "--input",
+                input.to_str().unwrap(),
+                "--allow-private-targets",
+            ],
+            "warn",
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let store = storage
+        .path()
+        .join("key_value_stores/mcp-tool-surface-ledger");
+    let mut verified = 0;
+    for shard in 1..=2 {
+        let name = format!("fleet-shard-{shard}-of-2");
+        if !Path::new(&store.join(format!("{name}.json"))).exists() {
+            continue; // every server hashed to the other shard
+        }
+        let output = ledger(
+            &[
+                "verify",
+                "--storage-dir",
+                storage.path().to_str().unwrap(),
+                "--ledger",
+                &name,
+            ],
+            "warn",
+        );
+        let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(output.status.code(), Some(0), "{name}: {verdict}");
+        assert_eq!(verdict["seq"], 3, "{name}: one write per round");
+        verified += 1;
+    }
+    assert!(verified >= 1);
+}
