@@ -528,7 +528,7 @@ fn each_shard_of_a_sharded_watch_keeps_a_chain_that_verifies_on_its_own() {
         .join("key_value_stores/mcp-tool-surface-ledger");
     let mut verified = 0;
     for shard in 1..=2 {
-        let name = format!("fleet-shard-{shard}-of-2");
+        let name = format!("fleet-shard-{shard}");
         if !Path::new(&store.join(format!("{name}.json"))).exists() {
             continue; // every server hashed to the other shard
         }
