@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::quality::EffectiveHints;
+use super::hints::EffectiveHints;
 use super::tokens::Tokens;
 use super::wordhash::WordMap;
 
