@@ -91,9 +91,7 @@ fn value_types(v: &Value) -> Vec<&'static str> {
 }
 
 /// The closed list of values a schema allows (`const`, or `enum`), when it has one.
-fn allowed_values<'v>(
-    get: impl Fn(&str) -> Option<&'v Value>,
-) -> Option<Vec<&'v Value>> {
+fn allowed_values<'v>(get: impl Fn(&str) -> Option<&'v Value>) -> Option<Vec<&'v Value>> {
     if let Some(c) = get("const") {
         return Some(vec![c]);
     }
@@ -264,13 +262,7 @@ impl Grader<'_> {
 
     /// One `dependentRequired` / `dependentSchemas` / `dependencies` entry asks nothing `x`
     /// does not already ask (its names are required by `x`, or its schema accepts all of `x`).
-    fn entry_implied(
-        &mut self,
-        entry: &Value,
-        side: Side,
-        x: View<'_>,
-        x_side: Side,
-    ) -> bool {
+    fn entry_implied(&mut self, entry: &Value, side: Side, x: View<'_>, x_side: Side) -> bool {
         match entry {
             Value::Array(_) => {
                 let required = names(x.get("required"));

@@ -121,12 +121,7 @@ impl Grader<'_> {
     }
 }
 
-fn compare_unique(
-    ov: Option<&Value>,
-    nv: Option<&Value>,
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
+fn compare_unique(ov: Option<&Value>, nv: Option<&Value>, ptr: &str, out: &mut Vec<Finding>) {
     let on = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
     let effect = match (on(ov), on(nv)) {
         (false, true) => Effect::Tightens,
@@ -163,12 +158,7 @@ pub(super) fn covers(set: &[String], t: &str) -> bool {
         .any(|s| s == t || (t == "integer" && s == "number"))
 }
 
-fn compare_type(
-    ov: Option<&Value>,
-    nv: Option<&Value>,
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
+fn compare_type(ov: Option<&Value>, nv: Option<&Value>, ptr: &str, out: &mut Vec<Finding>) {
     let (old, new) = (type_set(ov), type_set(nv));
     let (effect, text) = match (&old, &new) {
         (None, Some(n)) => (Effect::Tightens, format!("type added {}", n.join("|"))),
@@ -192,12 +182,7 @@ fn compare_type(
     push(out, effect, format!("{text} at {}", at(ptr)));
 }
 
-fn compare_enum(
-    ov: Option<&Value>,
-    nv: Option<&Value>,
-    ptr: &str,
-    out: &mut Vec<Finding>,
-) {
+fn compare_enum(ov: Option<&Value>, nv: Option<&Value>, ptr: &str, out: &mut Vec<Finding>) {
     let values =
         |v: &Value| -> Vec<Value> { v.as_array().cloned().unwrap_or_else(|| vec![v.clone()]) };
     match (ov, nv) {

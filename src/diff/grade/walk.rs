@@ -229,13 +229,7 @@ impl<'a> Grader<'a> {
     }
 
     /// Grades a group of keywords unless all its members are unchanged (and reach no `$ref`).
-    fn compare_group(
-        &mut self,
-        group: &'static str,
-        o: View<'_>,
-        n: View<'_>,
-        ptr: &str,
-    ) {
+    fn compare_group(&mut self, group: &'static str, o: View<'_>, n: View<'_>, ptr: &str) {
         let members = combinator::members(group);
         // An unchanged `$ref` may still reach a changed definition: always followed.
         let unchanged = group != "$ref"
