@@ -2,7 +2,7 @@
 //! branch of a union accepts everything a schema accepts.
 
 use super::combinator::{as_view, disjoint};
-use super::{Effect, Grader, Side, View, child, same, show};
+use super::{CONTAINER_KEYWORDS, DOC_KEYWORDS, Effect, Grader, Side, View, child, same, show};
 use serde_json::{Map, Value};
 
 /// What pairs branches that are not equal: their `type`, `const` and `required`.
@@ -213,4 +213,96 @@ impl Grader<'_> {
                 || as_view(self.deref(other, Side::New).0, &empty).is_none_or(|v| disjoint(mine, v))
         })
     }
+
+    /// The branch of a pure union (`holder`, on `holder_side`) that accepts every value of
+    /// `x` (on the other side), with the union's keyword. For `oneOf` the other branches must
+    /// also share no value with `x` (else a value matching two branches is rejected).
+    fn covering_branch(
+        &mut self,
+        x: &Value,
+        x_side: Side,
+        holder: &Map<String, Value>,
+        holder_side: Side,
+    ) -> Option<(&'static str, usize)> {
+        let group = pure_union(holder)?;
+        let Some(Value::Array(branches)) = holder.get(group) else {
+            return None;
+        };
+        let empty = Map::new();
+        (0..branches.len()).find_map(|j| {
+            let covered = self.covered_by(x, x_side, &branches[j], holder_side);
+            let exclusive_ok = group == "anyOf"
+                || as_view(x, &empty).is_some_and(|xv| {
+                    branches.iter().enumerate().all(|(k, other)| {
+                        k == j
+                            || as_view(self.deref(other, holder_side).0, &empty)
+                                .is_none_or(|v| disjoint(xv, v))
+                    })
+                });
+            (covered && exclusive_ok).then_some((group, j))
+        })
+    }
+
+    /// The new schema is only a union (`anyOf`/`oneOf` plus annotations) one branch of which
+    /// accepts every old value: the old schema was wrapped, and the union only adds values.
+    /// The old schema is walked against that branch (pointers `/anyOf/0/...`), so its own
+    /// combinators meet the branch's, never the new outer branches. `false` when no branch
+    /// can be shown to cover the old schema.
+    pub(super) fn union_wraps(&mut self, old: &Value, new: &Map<String, Value>, ptr: &str) -> bool {
+        let Some((group, j)) = self.covering_branch(old, Side::Old, new, Side::New) else {
+            return false;
+        };
+        let Some(branch) = new.get(group).and_then(|b| b.get(j)) else {
+            return false;
+        };
+        let base = child(ptr, group);
+        self.walk(old, branch, &child(&base, &j.to_string()));
+        self.push(
+            Effect::Loosens,
+            format!("{group} at {base} wraps the old schema as branch {j} (every old value still accepted)"),
+        );
+        true
+    }
+
+    /// The reverse: the old schema was only a union and the new one keeps a single branch
+    /// of it (every new value was accepted by that branch): the other branches' values are
+    /// no longer accepted.
+    pub(super) fn union_unwraps(
+        &mut self,
+        old: &Map<String, Value>,
+        new: &Value,
+        ptr: &str,
+    ) -> bool {
+        let Some((group, i)) = self.covering_branch(new, Side::New, old, Side::Old) else {
+            return false;
+        };
+        let Some(branch) = old.get(group).and_then(|b| b.get(i)) else {
+            return false;
+        };
+        self.walk(branch, new, ptr);
+        self.push(
+            Effect::Tightens,
+            format!(
+                "{group} at {} unwrapped to its branch {i} (the other branches' values are no longer accepted)",
+                child(ptr, group)
+            ),
+        );
+        true
+    }
+}
+
+/// The union keyword of a schema object that holds nothing else but annotations and
+/// definitions.
+pub(super) fn pure_union(m: &Map<String, Value>) -> Option<&'static str> {
+    let mut unions = ["anyOf", "oneOf"]
+        .into_iter()
+        .filter(|k| m.contains_key(*k));
+    let group = unions.next()?;
+    let rest_is_inert = m.keys().all(|k| {
+        k == group
+            || k == "$schema"
+            || DOC_KEYWORDS.contains(&k.as_str())
+            || CONTAINER_KEYWORDS.contains(&k.as_str())
+    });
+    (unions.next().is_none() && rest_is_inert).then_some(group)
 }

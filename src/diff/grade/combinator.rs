@@ -67,14 +67,15 @@ fn label(group: &str) -> &str {
 
 /// Whether findings only widen (or keep) the accepted set: the proof that one schema accepts
 /// everything another accepts.
-fn only_widens(findings: &[Finding]) -> bool {
+pub(super) fn only_widens(findings: &[Finding]) -> bool {
     findings.iter().all(|f| {
-        f.annotation || matches!(f.effect, Effect::Loosens | Effect::Adds | Effect::Notation)
+        f.default_at.is_some()
+            || matches!(f.effect, Effect::Loosens | Effect::Adds | Effect::Notation)
     })
 }
 
 /// The JSON types an instance may have under a schema object, when it says.
-fn value_types(v: &Value) -> Vec<&'static str> {
+pub(super) fn value_types(v: &Value) -> Vec<&'static str> {
     match v {
         Value::Null => vec!["null"],
         Value::Bool(_) => vec!["boolean"],

@@ -160,8 +160,8 @@ fn table_of_input_rules() {
             "default changed",
             json!({"default": 1}),
             json!({"default": 2}),
-            Breaking,
-            "default changed 1→2 at (root)",
+            Unknown,
+            "default changed 1→2 at (root) (callers that omit the value at (root) now get 2 instead of 1)",
         ),
         (
             "default added",

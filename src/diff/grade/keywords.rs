@@ -1,6 +1,7 @@
 //! Ordinary keywords: `type`, `enum`, `const`, numeric and length bounds, `uniqueItems`,
 //! `pattern`/`format`/`multipleOf`, `default` and the documentation keywords.
 
+use super::combinator::value_types;
 use super::objects::compare_required;
 use super::{
     DOC_KEYWORDS, Effect, Finding, Grader, at, change_values, change_word, opt_show, push, same,
@@ -26,13 +27,14 @@ const UPPER_BOUNDS: [&str; 5] = [
 ];
 
 impl Grader<'_> {
-    /// Grades one keyword that differs between two schema objects (`o` is the old object).
+    /// Grades one keyword that differs between two schema objects (`o` and `n`).
     pub(super) fn compare_keyword(
         &mut self,
         key: &str,
         ov: Option<&Value>,
         nv: Option<&Value>,
         o: &Map<String, Value>,
+        n: &Map<String, Value>,
         ptr: &str,
     ) {
         let k = key;
@@ -53,6 +55,15 @@ impl Grader<'_> {
                     at(ptr)
                 ),
             ),
+            "type" if type_redundant(o, ov) && type_redundant(n, nv) => push(
+                out,
+                Effect::Notation,
+                format!(
+                    "type {} beside a list of values it already admits at {}",
+                    change_word(ov, nv),
+                    at(ptr)
+                ),
+            ),
             "type" => compare_type(ov, nv, ptr, out),
             "enum" => compare_enum(ov, nv, ptr, out),
             "const" => {
@@ -68,7 +79,7 @@ impl Grader<'_> {
                 );
             }
             "required" => compare_required(ov, nv, ptr, out),
-            "properties" => self.compare_properties(ov, nv, o, ptr),
+            "properties" => self.compare_properties(ov, nv, o, n, ptr),
             "additionalProperties" => self.compare_additional(ov, nv, ptr),
             _ if LOWER_BOUNDS.contains(&k) || UPPER_BOUNDS.contains(&k) => {
                 compare_bound(k, ov, nv, ptr, out)
@@ -91,23 +102,7 @@ impl Grader<'_> {
                     ),
                 );
             }
-            "default" => {
-                let effect = if ov.is_some() && nv.is_some() {
-                    Effect::Behaviour
-                } else {
-                    Effect::Unknown
-                };
-                out.push(Finding {
-                    effect,
-                    text: format!(
-                        "default {} {} at {}",
-                        change_word(ov, nv),
-                        change_values(ov, nv),
-                        at(ptr)
-                    ),
-                    annotation: true,
-                });
-            }
+            "default" => out.push(default_finding(ov, nv, ptr)),
             _ => push(
                 out,
                 Effect::Unknown,
@@ -269,4 +264,59 @@ fn compare_bound(
         (v, _) => v,
     };
     push(out, effect, text(verb));
+}
+
+/// A `default` added, removed or changed. No value is rejected either way, but a caller that
+/// omits the property now gets something else: `unknown`, with what changes for whom.
+fn default_finding(ov: Option<&Value>, nv: Option<&Value>, ptr: &str) -> Finding {
+    let effect = if ov.is_some() && nv.is_some() {
+        Effect::Behaviour
+    } else {
+        Effect::Unknown
+    };
+    let mut text = format!(
+        "default {} {} at {}",
+        change_word(ov, nv),
+        change_values(ov, nv),
+        at(ptr)
+    );
+    if let (Some(before), Some(after)) = (ov, nv) {
+        text.push_str(&format!(
+            " (callers that omit {} now get {} instead of {})",
+            omitted_name(ptr),
+            show(after),
+            show(before)
+        ));
+    }
+    Finding {
+        effect,
+        text,
+        default_at: Some(ptr.to_owned()),
+    }
+}
+
+/// What a caller omits to get the default at `ptr`: the property's name, or the location.
+fn omitted_name(ptr: &str) -> String {
+    match ptr.rsplit_once('/') {
+        Some((parent, name)) if parent.ends_with("/properties") => name.to_owned(),
+        _ => format!("the value at {}", at(ptr)),
+    }
+}
+
+/// The schema lists its values (`const` / `enum`) and its `type` (`t`, maybe absent) admits
+/// every one of them, so the `type` adds nothing.
+fn type_redundant(schema: &Map<String, Value>, t: Option<&Value>) -> bool {
+    let values: Vec<&Value> = match (schema.get("const"), schema.get("enum")) {
+        (Some(c), _) => vec![c],
+        (None, Some(Value::Array(e))) => e.iter().collect(),
+        _ => return false,
+    };
+    let Some(types) = type_set(t) else {
+        return true;
+    };
+    values.iter().all(|v| {
+        value_types(v)
+            .iter()
+            .any(|vt| types.iter().any(|s| s == vt))
+    })
 }

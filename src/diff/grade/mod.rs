@@ -21,10 +21,13 @@ mod items;
 mod keywords;
 mod objects;
 mod refs;
+mod sets;
 mod walk;
 
 #[cfg(test)]
 mod keyword_tests;
+#[cfg(test)]
+mod release_tests;
 #[cfg(test)]
 mod table_tests;
 
@@ -67,7 +70,8 @@ enum Effect {
     Replaces,
     /// A new optional property (new possibilities, old calls unaffected).
     Adds,
-    /// An omitted argument now means something else (a changed `default`).
+    /// An omitted argument now means something else (a changed `default`): no value is
+    /// rejected, so never breaking, but not provably harmless either (graded `unknown`).
     Behaviour,
     /// Spelling only.
     Notation,
@@ -78,9 +82,10 @@ enum Effect {
 struct Finding {
     effect: Effect,
     text: String,
-    /// The finding is about an annotation (`default`) that does not change which instances
-    /// validate; the proofs of "this branch accepts everything" ignore it.
-    annotation: bool,
+    /// Set when the finding is about the `default` at this pointer: an annotation that does
+    /// not change which instances validate, so the proofs of "this branch accepts everything"
+    /// ignore it, and a property every old call sent cannot be affected by it.
+    default_at: Option<String>,
 }
 
 /// Walk calls allowed for one grade (a hostile schema with many shared `$ref`s or nested
@@ -124,7 +129,10 @@ pub fn grade_schema_change(old: Option<&Value>, new: Option<&Value>, role: Schem
             },
             "schema removed at (root)".into(),
         )],
-        (Some(o), Some(n)) => Grader::new(o, n).run(),
+        (Some(o), Some(n)) => {
+            let (o, n) = (sets::normalize(o), sets::normalize(n));
+            Grader::new(&o, &n).run()
+        }
     };
     if findings.is_empty() && !opt_same(old, new) {
         findings.push(finding(
@@ -145,10 +153,7 @@ fn verdict(findings: &[Finding], role: SchemaRole) -> Compatibility {
         SchemaRole::Input => (Effect::Tightens, Effect::Loosens),
         SchemaRole::Output => (Effect::Loosens, Effect::Tightens),
     };
-    if has(breaking)
-        || has(Effect::Replaces)
-        || (role == SchemaRole::Input && has(Effect::Behaviour))
-    {
+    if has(breaking) || has(Effect::Replaces) {
         Compatibility::Breaking
     } else if has(Effect::Unknown) || has(Effect::Behaviour) {
         Compatibility::Unknown
@@ -204,7 +209,7 @@ fn finding(effect: Effect, text: String) -> Finding {
     Finding {
         effect,
         text,
-        annotation: false,
+        default_at: None,
     }
 }
 

@@ -5,11 +5,15 @@ use crate::surface::canon;
 use serde_json::{Map, Value};
 
 impl Grader<'_> {
+    /// `properties` of two schema objects, name by name. A removed property is graded by what
+    /// the new schema does with it now (`additionalProperties`); a property the old schema
+    /// required was sent by every old call, so no old call can see a change of its `default`.
     pub(super) fn compare_properties(
         &mut self,
         ov: Option<&Value>,
         nv: Option<&Value>,
         old_schema: &Map<String, Value>,
+        new_schema: &Map<String, Value>,
         ptr: &str,
     ) {
         let empty = Map::new();
@@ -17,10 +21,7 @@ impl Grader<'_> {
             ov.and_then(Value::as_object).unwrap_or(&empty),
             nv.and_then(Value::as_object).unwrap_or(&empty),
         );
-        let old_closed = matches!(
-            additional_form(old_schema.get("additionalProperties")),
-            Additional::Closed
-        );
+        let required = names(old_schema.get("required"));
         let base = child(ptr, "properties");
         let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
         keys.sort_by(|a, b| canon::cmp_utf16(a, b));
@@ -28,15 +29,51 @@ impl Grader<'_> {
         for key in keys {
             let p = child(&base, key);
             match (old.get(key), new.get(key)) {
+                (Some(a), Some(b)) if required.contains(key) => self.walk_always_sent(a, b, &p),
                 (Some(a), Some(b)) => self.walk(a, b, &p),
                 (None, Some(_)) => self.push(Effect::Adds, format!("property added {p}")),
-                (Some(_), None) if old_closed => self.push(
-                    Effect::Tightens,
-                    format!("property removed {p} (no longer accepted)"),
-                ),
-                (Some(_), None) => self.push(Effect::Loosens, format!("property removed {p}")),
+                (Some(a), None) => self.property_removed(a, new_schema, ptr, &p),
                 (None, None) => {}
             }
+        }
+    }
+
+    /// A property the old schema had is gone: whether its values are still accepted is up to
+    /// the new schema's `additionalProperties`.
+    fn property_removed(
+        &mut self,
+        schema: &Value,
+        new_schema: &Map<String, Value>,
+        ptr: &str,
+        p: &str,
+    ) {
+        match additional_form(new_schema.get("additionalProperties")) {
+            Additional::Open => self.push(Effect::Loosens, format!("property removed {p}")),
+            Additional::Closed => self.push(
+                Effect::Tightens,
+                format!("property removed {p} (no longer accepted)"),
+            ),
+            Additional::Schema(rest) => {
+                self.push(
+                    Effect::Notation,
+                    format!("property removed {p} (now governed by additionalProperties)"),
+                );
+                self.walk(schema, rest, &child(ptr, "additionalProperties"));
+            }
+        }
+    }
+
+    /// Walks a property every old call sent (it was required): a `default` changed, added or
+    /// removed right at the property is notation for those calls.
+    fn walk_always_sent(&mut self, a: &Value, b: &Value, p: &str) {
+        let findings = self.probe(self.roots, |g| g.walk(a, b, p));
+        for mut f in findings {
+            if f.default_at.as_deref() == Some(p) {
+                f.effect = Effect::Notation;
+                f.text
+                    .push_str(" (every old call sent it: no old call sees the default)");
+            }
+            self.out.push(f);
         }
     }
 

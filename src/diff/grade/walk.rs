@@ -3,7 +3,7 @@
 
 use super::{
     CONTAINER_KEYWORDS, Comparison, Effect, Finding, Grader, MAX_DEPTH, MAX_STEPS, Roots, Side,
-    View, addr, addr_of_map, at, combinator, opt_same, push, refs, same,
+    View, addr, addr_of_map, at, branches, combinator, opt_same, push, refs, same,
 };
 use crate::surface::canon;
 use serde_json::{Map, Value};
@@ -162,7 +162,35 @@ impl<'a> Grader<'a> {
                 );
             }
         };
+        if !same(old, new)
+            && (branches::pure_union(n).is_some() || branches::pure_union(o).is_some())
+        {
+            return self.compare_unions(old, new, o, n, ptr);
+        }
         self.compare_object(View::all(o), View::all(n), ptr);
+    }
+
+    /// One side is only a union: compared keyword by keyword, unless that finds changes in
+    /// both directions and the union provably wraps the old schema, or the new schema is one
+    /// branch of the old union (see [`Grader::union_wraps`], [`Grader::union_unwraps`]).
+    fn compare_unions(
+        &mut self,
+        old: &Value,
+        new: &Value,
+        o: &Map<String, Value>,
+        n: &Map<String, Value>,
+        ptr: &str,
+    ) {
+        let ordinary = self.probe(self.roots, |g| {
+            g.compare_object(View::all(o), View::all(n), ptr)
+        });
+        let one_way = combinator::only_widens(&ordinary)
+            || ordinary
+                .iter()
+                .all(|f| matches!(f.effect, Effect::Tightens | Effect::Notation));
+        if one_way || !(self.union_wraps(old, n, ptr) || self.union_unwraps(o, new, ptr)) {
+            self.out.extend(ordinary);
+        }
     }
 
     /// Compares a schema object (or only its siblings) with a schema value of the other side;
@@ -222,7 +250,7 @@ impl<'a> Grader<'a> {
                         }
                         continue;
                     }
-                    self.compare_keyword(key, ov, nv, o.map, ptr);
+                    self.compare_keyword(key, ov, nv, o.map, n.map, ptr);
                 }
             }
         }
