@@ -30,6 +30,8 @@ mod keyword_tests;
 mod release_tests;
 #[cfg(test)]
 mod table_tests;
+#[cfg(test)]
+mod witness;
 
 use super::class::Compatibility;
 use crate::surface::canon;

@@ -5,6 +5,7 @@
 //! directions and for input and output schemas, plus property tests of the wrapping rule and
 //! the set equivalence.
 
+use super::witness::assert_consistent;
 use super::*;
 use Compatibility::*;
 use SchemaRole::{Input, Output};
@@ -32,6 +33,9 @@ fn check(rows: Vec<Row>) {
         );
         let g = grade_schema_change(Some(&old), Some(&new), Output);
         assert_eq!(g.compatibility, output, "{name} (output): {:#?}", g.details);
+        for role in [Input, Output] {
+            assert_consistent(name, &old, &new, role);
+        }
     }
 }
 
@@ -447,6 +451,8 @@ mod properties {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
         #[test]
         fn wrapping_into_an_any_of_never_breaks(x in schema(), first in any::<bool>()) {
             let y = json!({"type": "string"});
@@ -456,6 +462,10 @@ mod properties {
             prop_assert!(g.compatibility != Breaking, "{:?}", g.details);
             let g = grade_schema_change(Some(&wrapped), Some(&x), Input);
             prop_assert!(g.compatibility != Loosened, "{:?}", g.details);
+            for role in [Input, Output] {
+                assert_consistent("wrap", &x, &wrapped, role);
+                assert_consistent("unwrap", &wrapped, &x, role);
+            }
         }
 
         #[test]
@@ -478,7 +488,54 @@ mod properties {
                 prop_assert_eq!(g.compatibility, Notation, "{:?}", g.details);
                 let g = grade_schema_change(Some(&union), Some(&listed), role);
                 prop_assert_eq!(g.compatibility, Notation, "{:?}", g.details);
+                assert_consistent("enum → union", &listed, &union, role);
+                assert_consistent("union → enum", &union, &listed, role);
             }
         }
     }
+}
+
+/// Every input and output schema change between consecutive github-mcp-server releases
+/// (`../shared/fixtures`), checked against the witness search. Skips when absent.
+#[test]
+fn fixture_grades_agree_with_a_validator() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/github-mcp-server");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("SKIP: {} not present", dir.display());
+        return;
+    };
+    let mut releases: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    releases.sort();
+    let tools = |path: &std::path::Path| -> Map<String, Value> {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        doc["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| Some((t["name"].as_str()?.to_owned(), t.clone())))
+            .collect()
+    };
+    let mut checked = 0;
+    for pair in releases.windows(2) {
+        let (before, after) = (tools(&pair[0]), tools(&pair[1]));
+        for (name, old) in &before {
+            let Some(new) = after.get(name) else { continue };
+            for (field, role) in [("inputSchema", Input), ("outputSchema", Output)] {
+                let (Some(a), Some(b)) = (old.get(field), new.get(field)) else {
+                    continue;
+                };
+                if a != b {
+                    assert_consistent(&format!("{name} {field}"), a, b, role);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    println!("{checked} fixture schema changes checked against the validator");
 }
