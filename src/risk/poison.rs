@@ -14,6 +14,8 @@ use aho_corasick::AhoCorasick;
 
 use serde_json::Value;
 
+mod preference;
+
 use super::phrase::{PhraseBook, TextIndex};
 use super::tokens::Tokens;
 use super::unicode::{self, HiddenKind};
@@ -58,6 +60,7 @@ fn scan_text_with(scratch: &mut Scratch, pointer: &str, text: &str) -> Vec<Findi
             hits.push((id, (scratch.tokens.start(a), scratch.tokens.end(b))));
         }
     }
+    preference::resolve(text, &mut hits);
     let mut findings: Vec<Finding> = hits
         .into_iter()
         .map(|(id, (start, end))| {
@@ -318,9 +321,14 @@ static PHRASE_RULES: LazyLock<PhraseRules> = LazyLock::new(|| {
                 "supersede|supersedes|superseded|overrides ~3 tool|tools|function|server|instruction*",
                 "always call|use|invoke|run this ~2 first",
                 "call|use|invoke|run this ~3 before|instead ~2 any|all|every ~1 other ~2 tool|tools|function*",
+                "other tool|tools|server|servers must|should|will ~3 send|use|call|route|include|add|bcc|cc|forward",
+            ],
+        ),
+        rule(
+            preference::PREFERENCE,
+            &[
                 "this tool ~2 preferred|prefer ~2 over|to|instead",
                 "prefer this tool ~3 over|to|instead",
-                "other tool|tools|server|servers must|should|will ~3 send|use|call|route|include|add|bcc|cc|forward",
             ],
         ),
         rule(
