@@ -232,11 +232,13 @@ fn uses_a_new_name(v: &Value, old: &Value, new: &Value) -> bool {
             let (Some(before), Some(after)) = (props(old), props(new)) else {
                 return false;
             };
-            fields.iter().any(|(k, x)| match (before.get(k), after.get(k)) {
-                (None, Some(_)) => true,
-                (Some(a), Some(b)) => uses_a_new_name(x, a, b),
-                _ => false,
-            })
+            fields
+                .iter()
+                .any(|(k, x)| match (before.get(k), after.get(k)) {
+                    (None, Some(_)) => true,
+                    (Some(a), Some(b)) => uses_a_new_name(x, a, b),
+                    _ => false,
+                })
         }
         Value::Array(items) => match (old.get("items"), new.get("items")) {
             (Some(a), Some(b)) => items.iter().any(|x| uses_a_new_name(x, a, b)),
