@@ -4,7 +4,7 @@
 //! its ten releases, one surface per release. When `../shared/fixtures` is absent both fall back
 //! on a generated corpus. Run with `cargo bench --bench risk`.
 
-use mcp_surface_ledger::risk::{ScanCache, assess_tool_with, capability, poison, quality};
+use mcp_surface_ledger::risk::{ScanCache, assess_tool_with, capability, hints, poison};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -144,7 +144,7 @@ fn scan_surface(tools: &[Value]) -> usize {
 fn infer_surface(tools: &[Value]) -> usize {
     tools
         .iter()
-        .map(|tool| capability::infer(tool, &quality::EffectiveHints::of(tool)).len())
+        .map(|tool| capability::infer(tool, &hints::EffectiveHints::of(tool)).len())
         .sum()
 }
 

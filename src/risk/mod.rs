@@ -12,7 +12,8 @@
 //! - [`poison`]: the poisoning pattern table and the text scanner.
 //! - [`texts`]: every text of a definition an agent reads, with its JSON pointer.
 //! - [`capability`]: capabilities and their evidence.
-//! - [`quality`]: effective annotations, annotation consistency, schema summary and quality.
+//! - [`hints`]: the behaviour hints with their effective defaults.
+//! - [`quality`]: annotation consistency, schema summary and quality.
 //! - [`dupkeys`]: duplicate object keys, found while parsing.
 //! - [`rename`]: rename hints between removed and added tools.
 //! - [`identity`]: the identity signal (same version, replaced server) and severity raising.
@@ -20,6 +21,7 @@
 
 pub mod capability;
 pub mod dupkeys;
+pub mod hints;
 pub mod identity;
 pub mod phrase;
 pub mod poison;
@@ -35,9 +37,10 @@ use serde_json::Value;
 
 pub use capability::{Capability, Evidence};
 pub use dupkeys::{duplicate_key_finding, duplicate_key_findings, duplicate_keys};
+pub use hints::EffectiveHints;
 pub use identity::{IdentitySignal, identity_signal};
 pub use poison::{ScanCache, scan_definition, scan_server_instructions, scan_text};
-pub use quality::{EffectiveHints, SchemaSummary};
+pub use quality::SchemaSummary;
 pub use rename::{RenameHint, rename_hints};
 
 /// How much an agent can break or leak through a tool. Ordered: `Low < Medium < High`.

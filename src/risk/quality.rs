@@ -1,60 +1,12 @@
-//! Annotation consistency and schema quality.
-//!
-//! Hints are read with their effective defaults (`readOnlyHint` false, `destructiveHint` true,
-//! `idempotentHint` false, `openWorldHint` true; the last three only mean something when the tool
-//! is not read-only), so an omitted hint and an explicit default are the same claim.
+//! Annotation consistency and schema quality: hints (read with their defaults, see
+//! [`super::hints`]) set against the capabilities the tool's words show.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::capability::{Capability, Evidence};
+use super::hints::EffectiveHints;
 use super::{Finding, Risk, kind, pointer_segment};
-
-/// The four behaviour hints with their defaults applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EffectiveHints {
-    /// The tool does not change its environment.
-    pub read_only: bool,
-    /// The tool may destroy data (as declared, default true).
-    pub destructive: bool,
-    /// Repeating a call has no further effect (default false).
-    pub idempotent: bool,
-    /// The tool reaches an open world of entities (default true).
-    pub open_world: bool,
-    /// Whether the tool declared any of the four hints itself.
-    pub declared: bool,
-}
-
-const HINTS: [&str; 4] = [
-    "readOnlyHint",
-    "destructiveHint",
-    "idempotentHint",
-    "openWorldHint",
-];
-
-impl EffectiveHints {
-    /// Reads the hints of a tool object; a hint that is not a boolean counts as absent.
-    pub fn of(tool: &Value) -> EffectiveHints {
-        let annotations = tool.get("annotations");
-        let hint = |name: &str| {
-            annotations
-                .and_then(|a| a.get(name))
-                .and_then(Value::as_bool)
-        };
-        EffectiveHints {
-            read_only: hint("readOnlyHint").unwrap_or(false),
-            destructive: hint("destructiveHint").unwrap_or(true),
-            idempotent: hint("idempotentHint").unwrap_or(false),
-            open_world: hint("openWorldHint").unwrap_or(true),
-            declared: HINTS.iter().any(|h| hint(h).is_some()),
-        }
-    }
-
-    /// Destructive in effect: not read-only and not declared non-destructive.
-    pub fn is_destructive(&self) -> bool {
-        !self.read_only && self.destructive
-    }
-}
 
 /// Counts of a tool's input schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -227,29 +179,6 @@ mod tests {
             .into_iter()
             .map(|f| f.pattern)
             .collect()
-    }
-
-    #[test]
-    fn effective_defaults_apply() {
-        let none = EffectiveHints::of(&json!({"name": "x"}));
-        assert!(
-            !none.read_only
-                && none.destructive
-                && !none.idempotent
-                && none.open_world
-                && !none.declared
-        );
-        assert!(none.is_destructive());
-        let read_only = EffectiveHints::of(
-            &json!({"annotations": {"readOnlyHint": true, "destructiveHint": true}}),
-        );
-        assert!(!read_only.is_destructive());
-        let explicit = EffectiveHints::of(
-            &json!({"annotations": {"readOnlyHint": false, "destructiveHint": false}}),
-        );
-        assert!(!explicit.is_destructive() && explicit.declared);
-        let wrong_type = EffectiveHints::of(&json!({"annotations": {"readOnlyHint": "true"}}));
-        assert!(!wrong_type.read_only && !wrong_type.declared);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 
 use super::{
     Effect, Finding, Grader, Roots, Side, TRUE_SCHEMA, View, at, child, covers, finding, names,
-    same, show, type_set,
+    same, type_set,
 };
 use crate::surface::canon;
 use serde_json::{Map, Value};
@@ -67,14 +67,15 @@ fn label(group: &str) -> &str {
 
 /// Whether findings only widen (or keep) the accepted set: the proof that one schema accepts
 /// everything another accepts.
-fn only_widens(findings: &[Finding]) -> bool {
+pub(super) fn only_widens(findings: &[Finding]) -> bool {
     findings.iter().all(|f| {
-        f.annotation || matches!(f.effect, Effect::Loosens | Effect::Adds | Effect::Notation)
+        f.default_at.is_some()
+            || matches!(f.effect, Effect::Loosens | Effect::Adds | Effect::Notation)
     })
 }
 
 /// The JSON types an instance may have under a schema object, when it says.
-fn value_types(v: &Value) -> Vec<&'static str> {
+pub(super) fn value_types(v: &Value) -> Vec<&'static str> {
     match v {
         Value::Null => vec!["null"],
         Value::Bool(_) => vec!["boolean"],
@@ -102,7 +103,7 @@ fn allowed_values<'v>(get: impl Fn(&str) -> Option<&'v Value>) -> Option<Vec<&'v
 
 /// Provably no instance satisfies both schemas: their types do not overlap, or their allowed
 /// values (`const`/`enum`) do not, or one's values all lie outside the other's types.
-fn disjoint(a: View<'_>, b: View<'_>) -> bool {
+pub(super) fn disjoint(a: View<'_>, b: View<'_>) -> bool {
     let (ta, tb) = (type_set(a.get("type")), type_set(b.get("type")));
     if let (Some(x), Some(y)) = (&ta, &tb)
         && !x.iter().any(|t| covers(y, t))
@@ -128,29 +129,12 @@ fn disjoint(a: View<'_>, b: View<'_>) -> bool {
 
 /// A schema value as an object view (`true` is the empty object); `None` for `false` or
 /// anything that is not a schema.
-fn as_view<'v>(v: &'v Value, empty: &'v Map<String, Value>) -> Option<View<'v>> {
+pub(super) fn as_view<'v>(v: &'v Value, empty: &'v Map<String, Value>) -> Option<View<'v>> {
     match v {
         Value::Object(m) => Some(View::all(m)),
         Value::Bool(true) => Some(View::all(empty)),
         _ => None,
     }
-}
-
-/// What pairs branches that are not equal: their `type`, `const` and `required`.
-fn signature(v: &Value) -> Option<String> {
-    let map = v.as_object()?;
-    let keyed: Map<String, Value> = ["type", "const", "required"]
-        .iter()
-        .filter_map(|k| map.get(*k).map(|v| ((*k).to_owned(), v.clone())))
-        .collect();
-    (!keyed.is_empty()).then(|| show(&Value::Object(keyed)))
-}
-
-/// Branch pairing: (old index, new index) pairs in new order, then unpaired old and new.
-struct Pairing {
-    pairs: Vec<(usize, usize)>,
-    lost: Vec<usize>,
-    gained: Vec<usize>,
 }
 
 impl Grader<'_> {
@@ -238,7 +222,7 @@ impl Grader<'_> {
 
     /// Every instance `x` (on `x_side`) accepts is accepted by the combinator `group` of the
     /// schema `holder` (on `holder_side`). A sufficient condition; `false` when unsure.
-    fn implied(
+    pub(super) fn implied(
         &mut self,
         group: &str,
         holder: View<'_>,
@@ -277,47 +261,6 @@ impl Grader<'_> {
         }
     }
 
-    /// One branch accepts everything `x` accepts (and, for `oneOf`, every other branch is
-    /// disjoint from `x`).
-    fn union_covers(
-        &mut self,
-        branches: &[Value],
-        side: Side,
-        x: View<'_>,
-        x_side: Side,
-        exclusive: bool,
-    ) -> bool {
-        let empty = Map::new();
-        (0..branches.len()).any(|i| {
-            self.view_covered_by(x, x_side, &branches[i], side)
-                && (!exclusive
-                    || branches.iter().enumerate().all(|(j, other)| {
-                        i == j
-                            || as_view(self.deref(other, side).0, &empty)
-                                .is_none_or(|v| disjoint(x, v))
-                    }))
-        })
-    }
-
-    /// `x` has a union of types (`["string", "null"]`) and each member alone is covered by
-    /// a branch: `type: [a, b]` respelled as `anyOf: [{type: a}, {type: b}]`.
-    fn union_covers_by_type(
-        &mut self,
-        branches: &[Value],
-        side: Side,
-        x: View<'_>,
-        x_side: Side,
-        exclusive: bool,
-    ) -> bool {
-        let Some(Value::Array(types)) = x.get("type") else {
-            return false;
-        };
-        types.len() > 1
-            && types
-                .iter()
-                .all(|t| self.union_covers(branches, side, x.with_type(t), x_side, exclusive))
-    }
-
     /// One `dependentRequired` / `dependentSchemas` / `dependencies` entry asks nothing `x`
     /// does not already ask (its names are required by `x`, or its schema accepts all of `x`).
     fn entry_implied(&mut self, entry: &Value, side: Side, x: View<'_>, x_side: Side) -> bool {
@@ -333,7 +276,13 @@ impl Grader<'_> {
     }
 
     /// Whether schema `b` (on `b_side`) accepts every instance the object view `x` accepts.
-    fn view_covered_by(&mut self, x: View<'_>, x_side: Side, b: &Value, b_side: Side) -> bool {
+    pub(super) fn view_covered_by(
+        &mut self,
+        x: View<'_>,
+        x_side: Side,
+        b: &Value,
+        b_side: Side,
+    ) -> bool {
         let roots = Roots {
             old: self.root(x_side),
             new: self.root(b_side),
@@ -343,163 +292,13 @@ impl Grader<'_> {
     }
 
     /// Whether schema `b` (on `b_side`) accepts every instance schema `a` (on `a_side`) does.
-    fn covered_by(&mut self, a: &Value, a_side: Side, b: &Value, b_side: Side) -> bool {
+    pub(super) fn covered_by(&mut self, a: &Value, a_side: Side, b: &Value, b_side: Side) -> bool {
         let roots = Roots {
             old: self.root(a_side),
             new: self.root(b_side),
         };
         let findings = self.probe(roots, |g| g.walk(a, b, ""));
         only_widens(&findings) && !self.stopped
-    }
-
-    fn pair_branches(&self, ob: &[Value], nb: &[Value]) -> Pairing {
-        let mut old_used = vec![false; ob.len()];
-        let mut new_used = vec![false; nb.len()];
-        let mut pairs = Vec::new();
-        let signatures = |bs: &[Value], side| -> Vec<Option<String>> {
-            bs.iter()
-                .map(|b| signature(self.deref(b, side).0))
-                .collect()
-        };
-        let (old_sig, new_sig) = (signatures(ob, Side::Old), signatures(nb, Side::New));
-        let rules: [&dyn Fn(usize, usize) -> bool; 3] = [
-            &|i, j| same(&ob[i], &nb[j]),
-            &|i, j| old_sig[i].is_some() && old_sig[i] == new_sig[j],
-            &|i, j| i == j,
-        ];
-        for rule in rules {
-            for (i, used) in old_used.iter_mut().enumerate() {
-                if *used {
-                    continue;
-                }
-                if let Some(j) = (0..nb.len()).find(|&j| !new_used[j] && rule(i, j)) {
-                    *used = true;
-                    new_used[j] = true;
-                    pairs.push((i, j));
-                }
-            }
-        }
-        pairs.sort_by_key(|&(_, j)| j);
-        Pairing {
-            pairs,
-            lost: (0..ob.len()).filter(|&i| !old_used[i]).collect(),
-            gained: (0..nb.len()).filter(|&j| !new_used[j]).collect(),
-        }
-    }
-
-    /// `anyOf` / `oneOf` / `allOf` present on both sides: paired branches are walked; unpaired
-    /// ones are graded by what their loss or gain can do to the combinator.
-    fn branches_changed(
-        &mut self,
-        group: &str,
-        ob: &[Value],
-        nb: &[Value],
-        o: View<'_>,
-        n: View<'_>,
-        ptr: &str,
-    ) {
-        let base = child(ptr, group);
-        let pairing = self.pair_branches(ob, nb);
-        for &(i, j) in &pairing.pairs {
-            self.walk(&ob[i], &nb[j], &child(&base, &j.to_string()));
-        }
-        for &i in &pairing.lost {
-            let p = child(&base, &i.to_string());
-            let (effect, text) = self.lost_branch(group, &ob[i], nb, n, &pairing, &p);
-            self.push(effect, text);
-        }
-        for &j in &pairing.gained {
-            let p = child(&base, &j.to_string());
-            let (effect, text) = self.gained_branch(group, j, ob, nb, o, &p);
-            self.push(effect, text);
-        }
-    }
-
-    fn lost_branch(
-        &mut self,
-        group: &str,
-        branch: &Value,
-        nb: &[Value],
-        n: View<'_>,
-        pairing: &Pairing,
-        p: &str,
-    ) -> (Effect, String) {
-        if group == "allOf" {
-            let implied = nb
-                .iter()
-                .any(|b| self.covered_by(b, Side::New, branch, Side::Old))
-                || self.view_covered_by(n.siblings(), Side::New, branch, Side::Old);
-            return if implied {
-                (
-                    Effect::Notation,
-                    format!("allOf branch removed at {p} (no-op: still implied)"),
-                )
-            } else {
-                (Effect::Loosens, format!("allOf branch removed at {p}"))
-            };
-        }
-        if let Some(j) =
-            (0..nb.len()).find(|&j| self.covered_by(branch, Side::Old, &nb[j], Side::New))
-        {
-            return (
-                Effect::Notation,
-                format!(
-                    "{group} branch removed at {p} (its values are still accepted by branch {j})"
-                ),
-            );
-        }
-        if pairing.gained.is_empty() {
-            (Effect::Tightens, format!("{group} branch removed at {p}"))
-        } else {
-            (
-                Effect::Unknown,
-                format!("{group} branch removed or rewritten at {p} (cannot be paired)"),
-            )
-        }
-    }
-
-    fn gained_branch(
-        &mut self,
-        group: &str,
-        j: usize,
-        ob: &[Value],
-        nb: &[Value],
-        o: View<'_>,
-        p: &str,
-    ) -> (Effect, String) {
-        match group {
-            "allOf" => {
-                let implied = ob
-                    .iter()
-                    .any(|b| self.covered_by(b, Side::Old, &nb[j], Side::New))
-                    || self.view_covered_by(o.siblings(), Side::Old, &nb[j], Side::New);
-                if implied {
-                    (
-                        Effect::Notation,
-                        format!("allOf branch added at {p} (no-op: already implied)"),
-                    )
-                } else {
-                    (Effect::Tightens, format!("allOf branch added at {p}"))
-                }
-            }
-            "oneOf" if !self.disjoint_from_others(j, nb) => (
-                Effect::Unknown,
-                format!("oneOf branch added at {p} (may overlap another branch)"),
-            ),
-            _ => (Effect::Loosens, format!("{group} branch added at {p}")),
-        }
-    }
-
-    /// Branch `j` of a new `oneOf` provably shares no instance with any other branch.
-    fn disjoint_from_others(&self, j: usize, nb: &[Value]) -> bool {
-        let empty = Map::new();
-        let Some(mine) = as_view(self.deref(&nb[j], Side::New).0, &empty) else {
-            return true;
-        };
-        nb.iter().enumerate().all(|(k, other)| {
-            k == j
-                || as_view(self.deref(other, Side::New).0, &empty).is_none_or(|v| disjoint(mine, v))
-        })
     }
 
     /// `not` on both sides: the negated schema is graded and every direction reversed.
