@@ -47,6 +47,9 @@ pub enum ReasonCode {
     /// The MCP Registry lists this remote as a URL template with `{placeholders}`; it was not
     /// guessed or contacted.
     TemplatedUrl,
+    /// The server was read, but its stored baseline could not be read (damaged record or
+    /// storage failure, after retries); its entry was kept for the next run to compare with.
+    BaselineUnreadable,
 }
 
 impl ReasonCode {
@@ -71,6 +74,7 @@ impl ReasonCode {
             ReasonCode::BudgetExhausted => "BUDGET_EXHAUSTED",
             ReasonCode::AuthRejected => "AUTH_REJECTED",
             ReasonCode::TemplatedUrl => "TEMPLATED_URL",
+            ReasonCode::BaselineUnreadable => "BASELINE_UNREADABLE",
         }
     }
 }
@@ -96,6 +100,7 @@ mod tests {
             ReasonCode::BudgetExhausted,
             ReasonCode::AuthRejected,
             ReasonCode::TemplatedUrl,
+            ReasonCode::BaselineUnreadable,
         ] {
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, serde_json::Value::String(code.as_str().to_string()));

@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
 
-use crate::diff::{self, AuthState, Change};
+use crate::diff::{self, AuthState, Change, ChangeClass};
 use crate::input::{Input, InputError};
 use crate::insight::InsightCache;
 use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
@@ -954,7 +954,12 @@ async fn record_readable(
             "its identity (name, title, version, instructions) is {identity_size} bytes, more \
              than the {MAX_IDENTITY_BYTES} a ledger entry keeps"
         );
-        return Ok(unstorable_result(row, &observation, &why));
+        return Ok(unstorable_result(
+            row,
+            &observation,
+            ReasonCode::ResponseTooLarge,
+            &why,
+        ));
     }
     let auth = AuthState {
         auth_required: false,
@@ -971,14 +976,30 @@ async fn record_readable(
             let previous = if !same_tools {
                 match Ledger::load_surface(storage, entry).await {
                     Ok(previous) => previous,
-                    // A lost or damaged record (swept, deleted by hand) must not stop the run
-                    // for every server: this one starts a new baseline, and the row says why.
-                    Err(LedgerError::SurfaceUnreadable { key, problem }) => {
+                    // A record that is gone (swept, deleted by hand) starts a new baseline, and
+                    // one `baseline_lost` change says the surface moved meanwhile.
+                    Err(LedgerError::SurfaceGone { key }) => {
                         lost_baseline = Some(format!(
-                            "the stored surface {key} cannot be used ({problem}); a new \
-                             baseline was recorded instead of a comparison"
+                            "the stored surface {key} is gone; a new baseline was recorded \
+                             instead of a comparison"
+                        ));
+                        changes.push(crate::changes::baseline_lost(
+                            entry.tool_digest.as_deref().unwrap_or_default(),
+                            entry.tool_digests.as_ref(),
+                            &digest,
+                            &crate::ledger::tool_digests(&surface),
                         ));
                         None
+                    }
+                    // One that cannot be read keeps its entry, to be compared next run.
+                    Err(LedgerError::SurfaceUnreadable { key, problem }) => {
+                        let why = format!("its stored baseline {key} cannot be read ({problem})");
+                        return Ok(unstorable_result(
+                            row,
+                            &observation,
+                            ReasonCode::BaselineUnreadable,
+                            &why,
+                        ));
                     }
                     Err(error) => return Err(error.into()),
                 }
@@ -1025,7 +1046,12 @@ async fn record_readable(
                  may hold",
                 record.bytes.len()
             );
-            return Ok(unstorable_result(row, &observation, &why));
+            return Ok(unstorable_result(
+                row,
+                &observation,
+                ReasonCode::ResponseTooLarge,
+                &why,
+            ));
         }
         Some(record)
     };
@@ -1107,13 +1133,18 @@ async fn record_readable(
 
 /// The row of a surface too large to keep in the ledger: nothing is charged and the entry
 /// stays as it was, so one oversized server cannot stop the run from saving the others.
-fn unstorable_result(row: ServerRow, observation: &Observation, why: &str) -> ServerResult {
+fn unstorable_result(
+    row: ServerRow,
+    observation: &Observation,
+    code: ReasonCode,
+    why: &str,
+) -> ServerResult {
     ServerResult {
         row: ServerRow {
             final_url: Some(observation.final_url.to_string()),
             http_status: Some(observation.http_status),
             bytes_read: observation.bytes_read,
-            reason_code: Some(ReasonCode::ResponseTooLarge),
+            reason_code: Some(code),
             error: Some(format!(
                 "the surface was read, but {why}; its ledger entry was kept and it was not charged"
             )),
@@ -1242,7 +1273,10 @@ fn era_name(era: Era) -> &'static str {
 fn alerted(input: &Input, changes: &[Change]) -> Vec<Change> {
     changes
         .iter()
-        .filter(|c| input.alert_on.contains(&c.change_class))
+        .filter(|c| {
+            // A lost baseline stands for changes of any class: always reported.
+            c.change_class == ChangeClass::BaselineLost || input.alert_on.contains(&c.change_class)
+        })
         .cloned()
         .collect()
 }

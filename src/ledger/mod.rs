@@ -27,7 +27,7 @@ pub use surface_record::{SURFACE_FORMAT, StoredSurface};
 use crate::diff::{AuthState, Change, ChangeClass, Severity};
 use crate::mcp::Era;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
-use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface};
+use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
 
 /// Version of the index record format this build writes and reads.
 pub const LEDGER_FORMAT: u32 = 1;
@@ -41,9 +41,33 @@ pub const MAX_HISTORY: usize = 50;
 /// instructions could otherwise push the index past what the platform stores; such a server is
 /// reported, not recorded.
 pub const MAX_IDENTITY_BYTES: usize = 64 * 1024;
-/// History lengths tried, longest first, when the index would exceed
-/// [`crate::platform::MAX_RECORD_BYTES`].
-const HISTORY_FALLBACKS: [usize; 4] = [MAX_HISTORY, 25, 10, 0];
+/// What the index keeps when it would exceed [`crate::platform::MAX_RECORD_BYTES`], tried in
+/// order: history items per server, and whether the per-tool digests stay.
+const FALLBACKS: [(usize, bool); 5] = [
+    (MAX_HISTORY, true),
+    (25, true),
+    (10, true),
+    (10, false),
+    (0, false),
+];
+/// Hex digits kept of each per-tool digest ([`Entry::tool_digests`]): 64 bits, plenty to tell
+/// a changed tool from an unchanged one.
+const TOOL_DIGEST_HEX: usize = 16;
+/// How many times a surface record is read before it counts as unreadable.
+const SURFACE_READ_ATTEMPTS: u32 = 3;
+
+/// The short digest of every tool of `surface`, by name ([`Entry::tool_digests`]).
+pub fn tool_digests(surface: &Surface) -> BTreeMap<String, String> {
+    surface
+        .tools
+        .iter()
+        .map(|tool| {
+            let mut digest = hash_value(&tool.raw);
+            digest.truncate(TOOL_DIGEST_HEX);
+            (tool.name.clone(), digest)
+        })
+        .collect()
+}
 
 /// Key prefix of the stored surface records.
 pub const SURFACE_KEY_PREFIX: &str = "surface-";
@@ -90,8 +114,15 @@ pub enum LedgerError {
         /// The limit.
         limit: usize,
     },
-    /// A surface record named by the index is missing or damaged.
-    #[error("surface record {key:?} of the ledger cannot be used: {problem}")]
+    /// A surface record named by the index is gone (the store says it does not exist).
+    #[error("surface record {key:?} of the ledger is gone")]
+    SurfaceGone {
+        /// The record key.
+        key: String,
+    },
+    /// A surface record named by the index could not be read, even after retries: damaged,
+    /// of another shape, or the store failed. The entry must be kept as it is.
+    #[error("surface record {key:?} of the ledger cannot be read: {problem}")]
     SurfaceUnreadable {
         /// The record key.
         key: String,
@@ -142,6 +173,12 @@ pub struct Entry {
     pub surface_key: Option<String>,
     /// Number of tools in the last readable surface.
     pub tools_total: usize,
+    /// A short digest of every tool of the last readable surface, by tool name, so that a run
+    /// whose surface record is gone can still name the tools added, removed or changed.
+    /// `None` in entries written before this was kept, and when the index had to drop them to
+    /// stay within the record size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_digests: Option<BTreeMap<String, String>>,
     /// `(tool name, pointer)` of every object key the last readable `tools/list` answer
     /// repeated (the parsed surface keeps only one copy, so the digest cannot see these).
     /// `None` in entries written before this was recorded: nothing to compare with yet.
@@ -249,7 +286,10 @@ impl Ledger {
         Ok(ledger)
     }
 
-    /// Reads the stored surface of an entry.
+    /// Reads the stored surface of an entry: `Ok(None)` when the entry names none,
+    /// [`LedgerError::SurfaceGone`] when the store says the record does not exist, and
+    /// [`LedgerError::SurfaceUnreadable`] when it could not be read in
+    /// [`SURFACE_READ_ATTEMPTS`] tries (a truncated answer may read whole the next time).
     pub async fn load_surface(
         storage: &impl Storage,
         entry: &Entry,
@@ -257,16 +297,27 @@ impl Ledger {
         let Some(key) = &entry.surface_key else {
             return Ok(None);
         };
-        let unreadable = |problem: String| LedgerError::SurfaceUnreadable {
+        let mut problem = String::new();
+        for attempt in 1..=SURFACE_READ_ATTEMPTS {
+            let read = match storage.get_record(Store::Ledger, key).await {
+                Ok(None) => return Err(LedgerError::SurfaceGone { key: key.clone() }),
+                Ok(Some(record)) => {
+                    StoredSurface::from_bytes(&record.bytes).and_then(|stored| stored.to_surface())
+                }
+                Err(error) => Err(error.to_string()),
+            };
+            match read {
+                Ok(surface) => return Ok(Some(surface)),
+                Err(why) => {
+                    tracing::warn!(key, attempt, problem = %why, "surface record unreadable");
+                    problem = why;
+                }
+            }
+        }
+        Err(LedgerError::SurfaceUnreadable {
             key: key.clone(),
             problem,
-        };
-        let record = storage
-            .get_record(Store::Ledger, key)
-            .await?
-            .ok_or_else(|| unreadable("the record is missing".to_string()))?;
-        let stored = StoredSurface::from_bytes(&record.bytes).map_err(unreadable)?;
-        stored.to_surface().map(Some).map_err(unreadable)
+        })
     }
 
     /// The entry of a server, if it was seen before.
@@ -297,6 +348,7 @@ impl Ledger {
                 tool_digest: None,
                 surface_key: None,
                 tools_total: 0,
+                tool_digests: None,
                 repeated_keys: None,
                 history: Vec::new(),
             });
@@ -311,6 +363,11 @@ impl Ledger {
                 auth,
                 repeated_keys,
             } => {
+                if entry.tool_digests.is_none()
+                    || entry.tool_digest.as_deref() != Some(tool_digest.as_str())
+                {
+                    entry.tool_digests = Some(self::tool_digests(surface));
+                }
                 entry.repeated_keys = Some(repeated_keys);
                 entry.era = Some(era);
                 entry.transport = Some(transport);
@@ -360,18 +417,22 @@ impl Ledger {
     }
 
     /// The index record, within `limit` bytes: when it is too large, every server's history
-    /// is cut to its most recent items (25, then 10, then none) until it fits.
+    /// is cut to its most recent items (25, then 10), then the per-tool digests are dropped,
+    /// then the history, until it fits.
     fn record_within(&mut self, limit: usize) -> Result<Record, LedgerError> {
         let mut size = 0;
-        for keep in HISTORY_FALLBACKS {
+        for (keep, tool_digests) in FALLBACKS {
             for entry in self.servers.values_mut() {
                 let excess = entry.history.len().saturating_sub(keep);
                 entry.history.drain(..excess);
+                if !tool_digests {
+                    entry.tool_digests = None;
+                }
             }
             let record = self.to_record();
             if record.bytes.len() <= limit {
-                if keep < MAX_HISTORY {
-                    tracing::warn!(keep, "ledger index too large: history shortened");
+                if (keep, tool_digests) != FALLBACKS[0] {
+                    tracing::warn!(keep, tool_digests, "ledger index too large: shortened");
                 }
                 return Ok(record);
             }
@@ -578,5 +639,65 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("ledger_name"), "{error}");
+    }
+
+    #[test]
+    fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
+        let mut ledger = Ledger::empty("DEFAULT");
+        let tools = json!([
+            {"name": "a", "inputSchema": {"type": "object"}},
+            {"name": "b", "description": "B", "inputSchema": {"type": "object"}},
+        ]);
+        let s = surface(tools);
+        let update = Update::Readable {
+            surface: &s,
+            tool_digest: s.tool_digest(),
+            surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
+            era: Era::Modern,
+            transport: "streamable-http".into(),
+            auth: AuthState::default(),
+            repeated_keys: Vec::new(),
+        };
+        ledger.apply("https://x.example/mcp", at(0), update, &[]);
+        let kept = ledger.entry("https://x.example/mcp").unwrap();
+        let digests = kept.tool_digests.clone().unwrap();
+        assert_eq!(digests.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert!(digests.values().all(|d| d.len() == TOOL_DIGEST_HEX));
+        assert_ne!(digests["a"], digests["b"]);
+        assert_eq!(digests, tool_digests(&s));
+
+        // Too large with them: history is shortened to 10 first, then they go.
+        let mut with_history = ledger.clone();
+        let change = Change::new(
+            ChangeClass::ToolAdded,
+            Some("a"),
+            "tool",
+            None,
+            None,
+            Severity::Medium,
+        );
+        for day in 1..=30 {
+            with_history.apply(
+                "https://x.example/mcp",
+                at(day),
+                Update::AuthOnly {
+                    auth: AuthState::default(),
+                },
+                std::slice::from_ref(&change),
+            );
+        }
+        let mut ten = with_history.clone();
+        ten.servers.values_mut().for_each(|e| {
+            e.history.drain(..20);
+        });
+        let mut bare = ten.clone();
+        bare.servers
+            .values_mut()
+            .for_each(|e| e.tool_digests = None);
+        let limit = bare.to_record().bytes.len();
+        assert!(limit < ten.to_record().bytes.len());
+        let mut fitted = with_history.clone();
+        fitted.record_within(limit).unwrap();
+        assert_eq!(fitted, bare);
     }
 }
