@@ -6,13 +6,15 @@
 //!
 //! Calls are retried like the official clients do: on 429, on any 5xx and on transport errors,
 //! with exponential backoff from a base delay (500 ms by default) and a random factor between
-//! 1 and 2, at most [`MAX_TRIES`] times. Any other 4xx fails at once with the API's error type
-//! and message.
+//! 1 and 2, at most [`MAX_TRIES`] times. A `Retry-After` on the failed answer (seconds or an
+//! HTTP-date, at most [`MAX_RETRY_AFTER`]) replaces the backoff of that retry. Any other 4xx
+//! fails at once with the API's error type and message.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use chrono::{DateTime, Utc};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -26,6 +28,10 @@ pub const MAX_TRIES: u32 = 8;
 
 /// Largest request body of a dataset push: 9 MiB less 0.01 %, as the SDKs use.
 pub const MAX_PUSH_BYTES: usize = 9_437_184 - 9_437_184 / 10_000;
+
+/// The longest `Retry-After` honoured; a longer one is cut to this, so that one answer cannot
+/// stall a run.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// Time allowed for one attempt of one API call.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -49,6 +55,8 @@ pub enum ApiError {
         error_type: String,
         /// The API's error message.
         message: String,
+        /// How long the API asked to wait before trying again (`Retry-After`), capped.
+        retry_after: Option<Duration>,
     },
     /// The request could not be sent or the response not read (after all retries).
     #[error("{method} {path}: {message}")]
@@ -100,6 +108,7 @@ impl From<ApiError> for StorageError {
                 status,
                 error_type,
                 message,
+                ..
             } => StorageError::Api {
                 method: method.to_string(),
                 path,
@@ -260,6 +269,12 @@ impl ApiClient {
         })
     }
 
+    /// The same client with at most `max_tries` attempts per call (same delays).
+    pub fn with_max_tries(mut self, max_tries: u32) -> Self {
+        self.retry.max_tries = max_tries;
+        self
+    }
+
     /// The same client with another retry schedule.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
@@ -289,7 +304,13 @@ impl ApiClient {
             match outcome {
                 Ok(response) => return Ok(response),
                 Err(error) if is_retryable(&error) && retry < self.retry.max_tries => {
-                    let delay = self.retry.delay_before(retry).mul_f64(1.0 + random_unit());
+                    let delay = match &error {
+                        ApiError::Status {
+                            retry_after: Some(wait),
+                            ..
+                        } => *wait,
+                        _ => self.retry.delay_before(retry).mul_f64(1.0 + random_unit()),
+                    };
                     tracing::warn!(%error, attempt = retry, ?delay, "Apify API call failed, retrying");
                     tokio::time::sleep(delay).await;
                 }
@@ -332,6 +353,11 @@ impl ApiClient {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_retry_after(v, Utc::now()));
         let body = response.bytes().await.map_err(transport)?;
         if status.is_success() {
             return Ok(ApiResponse {
@@ -347,8 +373,25 @@ impl ApiClient {
             status: status.as_u16(),
             error_type,
             message,
+            retry_after,
         })
     }
+}
+
+/// The wait a `Retry-After` value asks for at `now`: delay-seconds or an HTTP-date (a date in
+/// the past is no wait), at most [`MAX_RETRY_AFTER`]; `None` when it is neither.
+fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => {
+            let at = DateTime::parse_from_rfc2822(value).ok()?;
+            (at.with_timezone(&Utc) - now)
+                .to_std()
+                .unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
 }
 
 fn is_retryable(error: &ApiError) -> bool {
@@ -683,6 +726,33 @@ mod tests {
             .map(|n| policy.delay_before(n).as_millis() as u64)
             .collect();
         assert_eq!(delays, vec![500, 1_000, 2_000, 4_000]);
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_or_a_date_and_is_capped() {
+        let now = DateTime::parse_from_rfc3339("2026-12-01T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let cases = [
+            ("2", Some(2)),
+            (" 0 ", Some(0)),
+            ("3600", Some(MAX_RETRY_AFTER.as_secs())),
+            ("Tue, 01 Dec 2026 12:00:05 GMT", Some(5)),
+            ("Tue, 01 Dec 2026 11:59:00 GMT", Some(0)),
+            (
+                "Wed, 02 Dec 2026 12:00:00 GMT",
+                Some(MAX_RETRY_AFTER.as_secs()),
+            ),
+            ("-1", None),
+            ("soon", None),
+        ];
+        for (value, seconds) in cases {
+            assert_eq!(
+                parse_retry_after(value, now),
+                seconds.map(Duration::from_secs),
+                "{value}"
+            );
+        }
     }
 
     #[test]

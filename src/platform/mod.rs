@@ -14,7 +14,7 @@ pub mod secrets;
 use std::future::Future;
 
 pub use apify::{ApiClient, ApiError, ApifyStorage, RetryPolicy};
-pub use charging::{Charging, ChargingError, Rounding, Usd};
+pub use charging::{BREAKER_THRESHOLD, CHARGE_TRIES, Charging, ChargingError, Rounding, Usd};
 pub use env::{EnvError, PlatformEnv};
 pub use local::LocalStorage;
 pub use runs::{RunInfo, Runs};
