@@ -28,7 +28,9 @@ use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Upda
 use crate::mcp::{self, AuthFindings, Era, Observation, ProbeFailure, ProbeOptions};
 use crate::net::{self, Lookup, NetConfig, PolicyMode};
 use crate::platform::secrets::{self, InputSecrets};
-use crate::platform::{Charging, Item, MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
+use crate::platform::{
+    Charging, Item, MAX_INPUT_BYTES, MAX_RECORD_BYTES, Record, Storage, StorageError, Store,
+};
 use crate::reason::ReasonCode;
 use crate::registry::{self, Fleet};
 use crate::report::{
@@ -445,6 +447,17 @@ async fn read_input(
             }
         },
     };
+    if let Some(bytes) = bytes.as_ref().filter(|b| b.len() > MAX_INPUT_BYTES) {
+        return Err(InputError {
+            problems: vec![crate::input::FieldProblem {
+                field: "(input)".to_string(),
+                problem: format!(
+                    "is {} bytes, more than the {MAX_INPUT_BYTES} an input may be",
+                    bytes.len()
+                ),
+            }],
+        });
+    }
     match bytes {
         Some(bytes) => {
             let input =

@@ -18,9 +18,14 @@ use crate::surface::{ServerIdentity, Surface, hash_value};
 /// 9 MiB a record may hold), as it is otherwise. Version 1 records (plain JSON) are still read. The record key does not
 /// depend on this: it addresses the content, not its encoding.
 pub const SURFACE_FORMAT: u32 = 2;
-/// The most bytes a stored surface may inflate to; a damaged or hostile record beyond it is
-/// refused instead of exhausting memory.
-const MAX_SURFACE_JSON_BYTES: u64 = 256 * 1024 * 1024;
+/// The most bytes a stored surface may inflate to: above the largest surface a probe can read
+/// (5 pages of at most 5 MB each); a damaged or hostile record beyond it is refused instead of
+/// exhausting memory.
+const MAX_SURFACE_JSON_BYTES: u64 = 32 * 1024 * 1024;
+/// The most JSON values (every number, string, array, object, ...) a stored surface may hold.
+/// Parsed, each costs some 50 bytes whatever its text, so this keeps the tree of a record of
+/// tiny values (`[0,0,0,…]`) within about 100 MB; real tool lists, mostly text, hold far fewer.
+const MAX_SURFACE_VALUES: usize = 2_000_000;
 /// What large surface records are stored as.
 const SURFACE_CONTENT_TYPE: &str = "application/gzip";
 /// Surface JSON up to this size is stored as it is: compressing it would cost more CPU on a
@@ -100,6 +105,13 @@ impl StoredSurface {
         } else {
             bytes.to_vec()
         };
+        let values = value_count(&json);
+        if values > MAX_SURFACE_VALUES {
+            return Err(format!(
+                "it holds {values} JSON values, more than the {MAX_SURFACE_VALUES} a stored \
+                 surface may"
+            ));
+        }
         let stored: StoredSurface = serde_json::from_slice(&json)
             .map_err(|e| format!("it is not a stored surface ({e})"))?;
         if !(1..=SURFACE_FORMAT).contains(&stored.format) {
@@ -125,8 +137,36 @@ impl StoredSurface {
 
     /// Rebuilds the surface model.
     pub fn to_surface(&self) -> Result<Surface, String> {
-        Surface::from_tools(self.identity.clone(), self.tools.clone()).map_err(|e| e.to_string())
+        self.clone().into_surface()
     }
+
+    /// Rebuilds the surface model, consuming the record (no copy of the tools).
+    pub fn into_surface(self) -> Result<Surface, String> {
+        Surface::from_tools(self.identity, self.tools).map_err(|e| e.to_string())
+    }
+}
+
+/// How many JSON values `json` holds, counted from its separators outside strings (an upper
+/// bound of one per `,` and `:` plus one): cheap, and it needs no parse.
+fn value_count(json: &[u8]) -> usize {
+    let (mut count, mut in_string, mut escaped) = (1, false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b',' | b':' => count += 1,
+                _ => {}
+            }
+        }
+    }
+    count
 }
 
 #[cfg(test)]
@@ -221,5 +261,28 @@ mod tests {
             let error = StoredSurface::from_bytes(&bytes).unwrap_err();
             assert!(error.contains(expected), "{error}");
         }
+    }
+
+    #[test]
+    fn values_are_counted_outside_strings_and_dense_records_refused() {
+        let cases: [(&[u8], usize); 4] = [
+            (b"[]", 1),
+            (br#"{"a":[1,2,3]}"#, 4),
+            (br#"{"a":"x,y:z"}"#, 2),
+            (br#"{"a":"q\",:","b":1}"#, 4),
+        ];
+        for (json, expected) in cases {
+            assert_eq!(
+                value_count(json),
+                expected,
+                "{}",
+                String::from_utf8_lossy(json)
+            );
+        }
+        let zeros = "0,".repeat(MAX_SURFACE_VALUES);
+        let dense =
+            format!(r#"{{"format":2,"identity":{{}},"tools":[{{"name":"a","x":[{zeros}0]}}]}}"#);
+        let error = StoredSurface::from_bytes(dense.as_bytes()).unwrap_err();
+        assert!(error.contains("JSON values"), "{error}");
     }
 }

@@ -21,7 +21,7 @@ use tokio::sync::OnceCell;
 use url::Url;
 
 use super::env::{DEFAULT_RETRY_BASE_DELAY, PlatformEnv};
-use super::{Item, LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
+use super::{Item, LEDGER_STORE_NAME, MAX_READ_BYTES, Record, Storage, StorageError, Store};
 
 /// How many times one API call is attempted before giving up (the official clients' value).
 pub const MAX_TRIES: u32 = 8;
@@ -67,6 +67,16 @@ pub enum ApiError {
         path: String,
         /// The transport error.
         message: String,
+    },
+    /// The response body is larger than the request allowed; the rest was not read.
+    #[error("{method} {path}: the answer is larger than {limit} bytes")]
+    TooLarge {
+        /// HTTP method of the call.
+        method: Method,
+        /// URL path of the call.
+        path: String,
+        /// The limit of the request.
+        limit: usize,
     },
     /// A successful response did not have the documented shape.
     #[error("{method} {path}: unexpected response: {message}")]
@@ -128,6 +138,7 @@ impl From<ApiError> for StorageError {
                 path,
                 message,
             },
+            ApiError::TooLarge { path, limit, .. } => StorageError::TooLarge { key: path, limit },
             ApiError::Client(message) => StorageError::Api {
                 method: String::new(),
                 path: String::new(),
@@ -144,9 +155,17 @@ pub struct ApiRequest {
     url: Url,
     headers: HeaderMap,
     body: Option<Bytes>,
+    max_body: Option<usize>,
 }
 
 impl ApiRequest {
+    /// Refuses an answer body over `limit` bytes ([`ApiError::TooLarge`]), reading no more of
+    /// it than that.
+    pub fn max_body(mut self, limit: usize) -> Self {
+        self.max_body = Some(limit);
+        self
+    }
+
     /// Adds a header (e.g. `idempotency-key`); the same value is sent on every retry.
     pub fn header(mut self, name: &'static str, value: &str) -> Result<Self, ApiError> {
         let value = HeaderValue::from_str(value)
@@ -292,6 +311,7 @@ impl ApiClient {
             url,
             headers: HeaderMap::new(),
             body: None,
+            max_body: None,
         }
     }
 
@@ -358,7 +378,17 @@ impl ApiClient {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, Utc::now()));
-        let body = response.bytes().await.map_err(transport)?;
+        let body = match request.max_body {
+            Some(limit) => read_capped(response, limit)
+                .await
+                .map_err(transport)?
+                .ok_or_else(|| ApiError::TooLarge {
+                    method: request.method.clone(),
+                    path: path.clone(),
+                    limit,
+                })?,
+            None => response.bytes().await.map_err(transport)?,
+        };
         if status.is_success() {
             return Ok(ApiResponse {
                 status: status.as_u16(),
@@ -394,11 +424,33 @@ fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
     Some(wait.min(MAX_RETRY_AFTER))
 }
 
+/// The body of `response` if it has at most `limit` bytes, `None` (after reading no more than
+/// that) if it is larger.
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Bytes>, reqwest::Error> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body.into()))
+}
+
 fn is_retryable(error: &ApiError) -> bool {
     match error {
         ApiError::Status { status, .. } => *status == 429 || *status >= 500,
         ApiError::Transport { .. } => true,
-        ApiError::Response { .. } | ApiError::Client(_) => false,
+        ApiError::TooLarge { .. } | ApiError::Response { .. } | ApiError::Client(_) => false,
     }
 }
 
@@ -564,13 +616,18 @@ impl Storage for ApifyStorage {
         let request = self
             .api
             .request(Method::GET, &["key-value-stores", store_id, "records", key])
-            .query("attachment", "true");
+            .query("attachment", "true")
+            .max_body(MAX_READ_BYTES);
         match self.api.send(request).await {
             Ok(response) => Ok(Some(Record {
                 bytes: response.body.to_vec(),
                 content_type: response.content_type,
             })),
             Err(error) if error.is_record_not_found() => Ok(None),
+            Err(ApiError::TooLarge { limit, .. }) => Err(StorageError::TooLarge {
+                key: key.to_string(),
+                limit,
+            }),
             Err(error) => Err(error.into()),
         }
     }

@@ -596,3 +596,53 @@ pub async fn run_at_home(binary: &str, vars: Vec<(String, String)>) -> std::proc
     );
     output
 }
+
+/// Like [`run_at_home`], and also the child's peak resident memory in KiB (`VmHWM` of
+/// `/proc/<pid>/status`, polled until it exits; 0 where `/proc` is not there).
+pub async fn run_at_home_measured(
+    binary: &str,
+    vars: Vec<(String, String)>,
+) -> (std::process::ExitStatus, String, u64) {
+    let cwd = tempfile::tempdir().unwrap();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut command = std::process::Command::new(binary);
+    command
+        .current_dir(cwd.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "info")
+        .envs(vars)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log.reopen().unwrap());
+    let (status, peak) = tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        let status_file = format!("/proc/{}/status", child.id());
+        let mut peak = 0;
+        loop {
+            let hwm = std::fs::read_to_string(&status_file)
+                .ok()
+                .and_then(|status| {
+                    let line = status
+                        .lines()
+                        .find(|l| l.starts_with("VmHWM:"))?
+                        .to_string();
+                    line.split_whitespace().nth(1)?.parse::<u64>().ok()
+                });
+            peak = peak.max(hwm.unwrap_or(0));
+            if let Some(status) = child.try_wait().unwrap() {
+                return (status, peak);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    })
+    .await
+    .unwrap();
+    let stderr = std::fs::read_to_string(log.path()).unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "a platform run wrote local files: {left:?}"
+    );
+    (status, stderr, peak)
+}
