@@ -1144,8 +1144,9 @@ async fn record_readable(
     })
 }
 
-/// The row of a surface too large to keep in the ledger: nothing is charged and the entry
-/// stays as it was, so one oversized server cannot stop the run from saving the others.
+/// The row of a surface that was read but cannot be recorded (too large to keep, or its stored
+/// baseline unreadable): nothing is charged and the entry stays as it was, so one such server
+/// cannot stop the run from saving the others.
 fn unstorable_result(
     row: ServerRow,
     observation: &Observation,
