@@ -9,7 +9,9 @@
 //! - `poisoning_marker_added` for an object key a tool definition newly repeats
 //!   ([`repeated_keys_gained`]: the parsed surfaces cannot show it, the raw answers can);
 //! - the identity signal: a surface that changes while the server keeps its version raises every
-//!   change one severity step and marks it `same_version`.
+//!   change one severity step and marks it `same_version`;
+//! - one `baseline_lost` record ([`baseline_lost`]) when the stored surface is gone and the
+//!   digest moved, naming what the per-tool digests of the index can tell.
 //!
 //! This is the one function both the Actor run and the offline `diff` command use, so the two
 //! always report the same records for the same surfaces.
@@ -51,6 +53,57 @@ pub fn between(old: &Surface, new: &Surface) -> ChangeSet {
         changes,
         identity_signal,
     }
+}
+
+/// The one record of a surface that changed while its stored surface record was gone: the
+/// change cannot be walked field by field, so it is `high` (it may hide a destructive or
+/// authentication change) and its details name the tools added, removed or changed as far as
+/// the old per-tool digests (`old_tools`) allow.
+pub fn baseline_lost(
+    old_digest: &str,
+    old_tools: Option<&BTreeMap<String, String>>,
+    new_digest: &str,
+    new_tools: &BTreeMap<String, String>,
+) -> Change {
+    let mut change = Change::new(
+        ChangeClass::BaselineLost,
+        None,
+        "tools",
+        Some(json!(old_digest)),
+        Some(json!(new_digest)),
+        Severity::High,
+    );
+    change.details = match old_tools {
+        Some(old) => {
+            let names = |what: &str, list: Vec<&String>| {
+                (!list.is_empty()).then(|| {
+                    let joined: Vec<&str> = list.iter().map(|s| s.as_str()).collect();
+                    format!("{what}: {}", joined.join(", "))
+                })
+            };
+            let added = new_tools.keys().filter(|n| !old.contains_key(*n)).collect();
+            let removed = old.keys().filter(|n| !new_tools.contains_key(*n)).collect();
+            let changed = new_tools
+                .iter()
+                .filter(|(n, d)| old.get(*n).is_some_and(|o| o != *d))
+                .map(|(n, _)| n)
+                .collect();
+            let mut details: Vec<String> = [
+                names("tools added", added),
+                names("tools removed", removed),
+                names("tools changed", changed),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if details.is_empty() {
+                details.push("the per-tool digests show no difference".to_string());
+            }
+            details
+        }
+        None => vec!["which tools changed is unknown: the ledger kept no per-tool digests".into()],
+    };
+    change
 }
 
 /// One `poisoning_marker_added` record (high) per tool and pointer whose object key the served
@@ -449,6 +502,49 @@ mod tests {
             let signal = (!expected.is_empty() && version == "1")
                 .then_some(IdentitySignal::SurfaceChangedSameVersion);
             assert_eq!(set.identity_signal, signal);
+        }
+    }
+
+    #[test]
+    fn a_lost_baseline_names_what_the_per_tool_digests_tell() {
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(n, d)| (n.to_string(), d.to_string()))
+                .collect()
+        };
+        let old = map(&[("keep", "1"), ("edit", "2"), ("gone", "3")]);
+        let new = map(&[("keep", "1"), ("edit", "9"), ("fresh", "4")]);
+        type Digests = BTreeMap<String, String>;
+        let cases: [(Option<&Digests>, &Digests, &[&str]); 3] = [
+            (
+                Some(&old),
+                &new,
+                &[
+                    "tools added: fresh",
+                    "tools removed: gone",
+                    "tools changed: edit",
+                ],
+            ),
+            (
+                Some(&old),
+                &old,
+                &["the per-tool digests show no difference"],
+            ),
+            (
+                None,
+                &new,
+                &["which tools changed is unknown: the ledger kept no per-tool digests"],
+            ),
+        ];
+        for (old_tools, new_tools, details) in cases {
+            let change = baseline_lost("old", old_tools, "new", new_tools);
+            assert_eq!(change.change_class, ChangeClass::BaselineLost);
+            assert_eq!(change.severity, Severity::High);
+            assert_eq!(change.tool_name, None);
+            assert_eq!(change.old_value, Some(json!("old")));
+            assert_eq!(change.new_value, Some(json!("new")));
+            assert_eq!(change.details, details);
         }
     }
 }

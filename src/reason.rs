@@ -50,6 +50,9 @@ pub enum ReasonCode {
     /// The MCP Registry lists this remote as a URL template with `{placeholders}`; it was not
     /// guessed or contacted.
     TemplatedUrl,
+    /// The server was read, but its stored baseline could not be read (damaged record or
+    /// storage failure, after retries); its entry was kept for the next run to compare with.
+    BaselineUnreadable,
 }
 
 impl ReasonCode {
@@ -75,6 +78,7 @@ impl ReasonCode {
             ReasonCode::AuthRejected => "AUTH_REJECTED",
             ReasonCode::CredentialDropped => "CREDENTIAL_DROPPED",
             ReasonCode::TemplatedUrl => "TEMPLATED_URL",
+            ReasonCode::BaselineUnreadable => "BASELINE_UNREADABLE",
         }
     }
 }
@@ -101,6 +105,7 @@ mod tests {
             ReasonCode::AuthRejected,
             ReasonCode::CredentialDropped,
             ReasonCode::TemplatedUrl,
+            ReasonCode::BaselineUnreadable,
         ] {
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, serde_json::Value::String(code.as_str().to_string()));

@@ -13,7 +13,9 @@ use mcp_surface_ledger::ledger::{Entry, HistoryItem, Ledger};
 use mcp_surface_ledger::platform::MAX_RECORD_BYTES;
 use mcp_surface_ledger::surface::ServerIdentity;
 
-fn entry(i: usize, view: &str, history: usize) -> Entry {
+/// An entry with `history` items and the per-tool digests of `tools` tools (names as long as
+/// real ones, e.g. `create_pull_request_review_17`).
+fn entry(i: usize, view: &str, history: usize, tools: usize) -> Entry {
     let at = Utc.timestamp_opt(1_790_000_000 + i as i64, 0).unwrap();
     let url = format!("https://mcp-server-number-{i}.example-company.com/mcp{view}");
     Entry {
@@ -39,6 +41,16 @@ fn entry(i: usize, view: &str, history: usize) -> Entry {
         tool_digest: Some(format!("sha256:{}", "ab".repeat(32))),
         surface_key: Some(format!("surface-{}", "cd".repeat(20))),
         tools_total: 50,
+        tool_digests: (tools > 0).then(|| {
+            (0..tools)
+                .map(|t| {
+                    (
+                        format!("create_pull_request_review_{t}"),
+                        "0123456789abcdef".into(),
+                    )
+                })
+                .collect()
+        }),
         repeated_keys: None,
         history: (0..history)
             .map(|h| HistoryItem {
@@ -56,10 +68,14 @@ fn entry(i: usize, view: &str, history: usize) -> Entry {
 }
 
 fn index_bytes(servers: usize, views: &[&str], history: usize) -> usize {
+    index_bytes_with_tools(servers, views, history, 0)
+}
+
+fn index_bytes_with_tools(servers: usize, views: &[&str], history: usize, tools: usize) -> usize {
     let mut ledger = Ledger::empty("capacity");
     for i in 0..servers {
         for view in views {
-            let entry = entry(i, view, history);
+            let entry = entry(i, view, history, tools);
             ledger.servers.insert(entry.server_url.clone(), entry);
         }
     }
@@ -89,4 +105,27 @@ fn one_shard_of_servers_fits_one_ledger_record() {
     assert!(index_bytes(MAX_SERVERS, &both, 10) <= MAX_RECORD_BYTES);
     // Twice as many servers would not fit with both views even at 10: the limit is not loose.
     assert!(index_bytes(2 * MAX_SERVERS, &both, 10) > MAX_RECORD_BYTES);
+}
+
+/// The per-tool digests that let a run name what changed when a surface record is gone
+/// (`Entry::tool_digests`, about 50 bytes a tool) come on top of the history; the index drops
+/// them (after shortening the history to 10) when they would not fit.
+#[test]
+fn per_tool_digests_fit_a_typical_full_shard() {
+    let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+    for tools in [20, 100] {
+        for history in [25, 10] {
+            let one = index_bytes_with_tools(MAX_SERVERS, &[""], history, tools);
+            println!(
+                "{MAX_SERVERS} servers, {tools:>3} tools, history {history:>2}: {:>6.2} MiB (one view)",
+                mib(one)
+            );
+        }
+    }
+    // A full shard of servers with 20 tools each keeps its per-tool digests next to 25 history
+    // items per server; with 100 tools each, next to 10.
+    assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 25, 20) <= MAX_RECORD_BYTES);
+    assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 10, 100) <= MAX_RECORD_BYTES);
+    // 500 tools each (the most a surface holds) do not fit: they are dropped then.
+    assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 0, 500) > MAX_RECORD_BYTES);
 }

@@ -155,7 +155,7 @@ async fn an_index_this_build_cannot_read_stops_the_sweep() {
 }
 
 #[tokio::test]
-async fn a_lost_surface_record_starts_a_new_baseline_instead_of_failing_the_run() {
+async fn a_lost_surface_record_starts_a_new_baseline_and_reports_the_change() {
     let peer = RmcpPeer::start(
         surface("lost", "1", vec![tool("search", "Search")]),
         RmcpMode::default(),
@@ -186,7 +186,11 @@ async fn a_lost_surface_record_starts_a_new_baseline_instead_of_failing_the_run(
     assert_eq!(row["reason_code"], "OK", "{row}");
     assert_eq!(row["ledger_status"], "created", "{row}");
     assert!(row["error"].as_str().unwrap().contains(&lost_key), "{row}");
-    assert!(rows.changes_of(&url).is_empty(), "{:?}", rows.changes);
+    // The surface moved while its record was gone: one `baseline_lost` row says so.
+    let changes = rows.changes_of(&url);
+    assert_eq!(changes.len(), 1, "{:?}", rows.changes);
+    assert_eq!(changes[0]["change_class"], "baseline_lost");
+    assert_eq!(changes[0]["details"], json!(["tools added: write"]));
     assert_eq!(rows.server(&other_url)["ledger_status"], "compared");
     let new_key = named(&dir, "one", &url);
     assert_ne!(new_key, lost_key);

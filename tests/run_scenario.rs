@@ -448,6 +448,7 @@ async fn two_runs_record_every_change_class_and_severity() {
         "anonymous_listing_share": 2.0 / 3.0,
         "baselines_created": 0,
         "servers_compared": 3,
+        "baselines_lost": 0,
         "changes_total": expected.len() + 1,
         "changes_by_class": counts(&by_class),
         "changes_by_severity": counts(&[("high", 3), ("low", 4), ("medium", 7)]),

@@ -35,11 +35,14 @@ pub enum ChangeClass {
     CapabilityAdded,
     /// A new or changed text carries a tool-poisoning marker it did not carry before.
     PoisoningMarkerAdded,
+    /// The surface changed while its stored baseline was lost (the record is gone), so the
+    /// changes cannot be listed one by one (ours; always reported, whatever `alert_on` says).
+    BaselineLost,
 }
 
 impl ChangeClass {
     /// Every class, in declaration (and sort) order.
-    pub const ALL: [ChangeClass; 13] = [
+    pub const ALL: [ChangeClass; 14] = [
         ChangeClass::ToolAdded,
         ChangeClass::ToolRemoved,
         ChangeClass::InputSchemaChanged,
@@ -53,6 +56,7 @@ impl ChangeClass {
         ChangeClass::ServerInstructionsChanged,
         ChangeClass::CapabilityAdded,
         ChangeClass::PoisoningMarkerAdded,
+        ChangeClass::BaselineLost,
     ];
 
     /// The wire name of the class.
@@ -71,6 +75,7 @@ impl ChangeClass {
             ChangeClass::ServerInstructionsChanged => "server_instructions_changed",
             ChangeClass::CapabilityAdded => "capability_added",
             ChangeClass::PoisoningMarkerAdded => "poisoning_marker_added",
+            ChangeClass::BaselineLost => "baseline_lost",
         }
     }
 

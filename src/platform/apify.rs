@@ -6,26 +6,32 @@
 //!
 //! Calls are retried like the official clients do: on 429, on any 5xx and on transport errors,
 //! with exponential backoff from a base delay (500 ms by default) and a random factor between
-//! 1 and 2, at most [`MAX_TRIES`] times. Any other 4xx fails at once with the API's error type
-//! and message.
+//! 1 and 2, at most [`MAX_TRIES`] times. A `Retry-After` on the failed answer (seconds or an
+//! HTTP-date, at most [`MAX_RETRY_AFTER`]) replaces the backoff of that retry. Any other 4xx
+//! fails at once with the API's error type and message.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use chrono::{DateTime, Utc};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use tokio::sync::OnceCell;
 use url::Url;
 
 use super::env::{DEFAULT_RETRY_BASE_DELAY, PlatformEnv};
-use super::{Item, LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
+use super::{Item, LEDGER_STORE_NAME, MAX_READ_BYTES, Record, Storage, StorageError, Store};
 
 /// How many times one API call is attempted before giving up (the official clients' value).
 pub const MAX_TRIES: u32 = 8;
 
 /// Largest request body of a dataset push: 9 MiB less 0.01 %, as the SDKs use.
 pub const MAX_PUSH_BYTES: usize = 9_437_184 - 9_437_184 / 10_000;
+
+/// The longest `Retry-After` honoured; a longer one is cut to this, so that one answer cannot
+/// stall a run.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// Time allowed for one attempt of one API call.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -49,6 +55,8 @@ pub enum ApiError {
         error_type: String,
         /// The API's error message.
         message: String,
+        /// How long the API asked to wait before trying again (`Retry-After`), capped.
+        retry_after: Option<Duration>,
     },
     /// The request could not be sent or the response not read (after all retries).
     #[error("{method} {path}: {message}")]
@@ -59,6 +67,16 @@ pub enum ApiError {
         path: String,
         /// The transport error.
         message: String,
+    },
+    /// The response body is larger than the request allowed; the rest was not read.
+    #[error("{method} {path}: the answer is larger than {limit} bytes")]
+    TooLarge {
+        /// HTTP method of the call.
+        method: Method,
+        /// URL path of the call.
+        path: String,
+        /// The limit of the request.
+        limit: usize,
     },
     /// A successful response did not have the documented shape.
     #[error("{method} {path}: unexpected response: {message}")]
@@ -100,6 +118,7 @@ impl From<ApiError> for StorageError {
                 status,
                 error_type,
                 message,
+                ..
             } => StorageError::Api {
                 method: method.to_string(),
                 path,
@@ -119,6 +138,7 @@ impl From<ApiError> for StorageError {
                 path,
                 message,
             },
+            ApiError::TooLarge { path, limit, .. } => StorageError::TooLarge { key: path, limit },
             ApiError::Client(message) => StorageError::Api {
                 method: String::new(),
                 path: String::new(),
@@ -135,9 +155,17 @@ pub struct ApiRequest {
     url: Url,
     headers: HeaderMap,
     body: Option<Bytes>,
+    max_body: Option<usize>,
 }
 
 impl ApiRequest {
+    /// Refuses an answer body over `limit` bytes ([`ApiError::TooLarge`]), reading no more of
+    /// it than that.
+    pub fn max_body(mut self, limit: usize) -> Self {
+        self.max_body = Some(limit);
+        self
+    }
+
     /// Adds a header (e.g. `idempotency-key`); the same value is sent on every retry.
     pub fn header(mut self, name: &'static str, value: &str) -> Result<Self, ApiError> {
         let value = HeaderValue::from_str(value)
@@ -260,6 +288,12 @@ impl ApiClient {
         })
     }
 
+    /// The same client with at most `max_tries` attempts per call (same delays).
+    pub fn with_max_tries(mut self, max_tries: u32) -> Self {
+        self.retry.max_tries = max_tries;
+        self
+    }
+
     /// The same client with another retry schedule.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
@@ -277,6 +311,7 @@ impl ApiClient {
             url,
             headers: HeaderMap::new(),
             body: None,
+            max_body: None,
         }
     }
 
@@ -289,7 +324,13 @@ impl ApiClient {
             match outcome {
                 Ok(response) => return Ok(response),
                 Err(error) if is_retryable(&error) && retry < self.retry.max_tries => {
-                    let delay = self.retry.delay_before(retry).mul_f64(1.0 + random_unit());
+                    let delay = match &error {
+                        ApiError::Status {
+                            retry_after: Some(wait),
+                            ..
+                        } => *wait,
+                        _ => self.retry.delay_before(retry).mul_f64(1.0 + random_unit()),
+                    };
                     tracing::warn!(%error, attempt = retry, ?delay, "Apify API call failed, retrying");
                     tokio::time::sleep(delay).await;
                 }
@@ -332,7 +373,22 @@ impl ApiClient {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
-        let body = response.bytes().await.map_err(transport)?;
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_retry_after(v, Utc::now()));
+        let body = match request.max_body {
+            Some(limit) => read_capped(response, limit)
+                .await
+                .map_err(transport)?
+                .ok_or_else(|| ApiError::TooLarge {
+                    method: request.method.clone(),
+                    path: path.clone(),
+                    limit,
+                })?,
+            None => response.bytes().await.map_err(transport)?,
+        };
         if status.is_success() {
             return Ok(ApiResponse {
                 status: status.as_u16(),
@@ -347,15 +403,54 @@ impl ApiClient {
             status: status.as_u16(),
             error_type,
             message,
+            retry_after,
         })
     }
+}
+
+/// The wait a `Retry-After` value asks for at `now`: delay-seconds or an HTTP-date (a date in
+/// the past is no wait), at most [`MAX_RETRY_AFTER`]; `None` when it is neither.
+fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => {
+            let at = DateTime::parse_from_rfc2822(value).ok()?;
+            (at.with_timezone(&Utc) - now)
+                .to_std()
+                .unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// The body of `response` if it has at most `limit` bytes, `None` (after reading no more than
+/// that) if it is larger.
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Bytes>, reqwest::Error> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body.into()))
 }
 
 fn is_retryable(error: &ApiError) -> bool {
     match error {
         ApiError::Status { status, .. } => *status == 429 || *status >= 500,
         ApiError::Transport { .. } => true,
-        ApiError::Response { .. } | ApiError::Client(_) => false,
+        ApiError::TooLarge { .. } | ApiError::Response { .. } | ApiError::Client(_) => false,
     }
 }
 
@@ -521,13 +616,18 @@ impl Storage for ApifyStorage {
         let request = self
             .api
             .request(Method::GET, &["key-value-stores", store_id, "records", key])
-            .query("attachment", "true");
+            .query("attachment", "true")
+            .max_body(MAX_READ_BYTES);
         match self.api.send(request).await {
             Ok(response) => Ok(Some(Record {
                 bytes: response.body.to_vec(),
                 content_type: response.content_type,
             })),
             Err(error) if error.is_record_not_found() => Ok(None),
+            Err(ApiError::TooLarge { limit, .. }) => Err(StorageError::TooLarge {
+                key: key.to_string(),
+                limit,
+            }),
             Err(error) => Err(error.into()),
         }
     }
@@ -683,6 +783,33 @@ mod tests {
             .map(|n| policy.delay_before(n).as_millis() as u64)
             .collect();
         assert_eq!(delays, vec![500, 1_000, 2_000, 4_000]);
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_or_a_date_and_is_capped() {
+        let now = DateTime::parse_from_rfc3339("2026-12-01T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let cases = [
+            ("2", Some(2)),
+            (" 0 ", Some(0)),
+            ("3600", Some(MAX_RETRY_AFTER.as_secs())),
+            ("Tue, 01 Dec 2026 12:00:05 GMT", Some(5)),
+            ("Tue, 01 Dec 2026 11:59:00 GMT", Some(0)),
+            (
+                "Wed, 02 Dec 2026 12:00:00 GMT",
+                Some(MAX_RETRY_AFTER.as_secs()),
+            ),
+            ("-1", None),
+            ("soon", None),
+        ];
+        for (value, seconds) in cases {
+            assert_eq!(
+                parse_retry_after(value, now),
+                seconds.map(Duration::from_secs),
+                "{value}"
+            );
+        }
     }
 
     #[test]

@@ -8,9 +8,16 @@
 //! without a configured price) is sent to `POST /v2/actor-runs/{runId}/charge` with an
 //! idempotency key that is made once per charge and reused by every retry. Locally nothing is
 //! sent: the manager is a dry run that only records what would have been charged.
+//!
+//! An outage of the charge endpoint costs seconds, not minutes per server: a charge call is
+//! tried [`CHARGE_TRIES`] times, and after [`BREAKER_THRESHOLD`] calls in a row have failed the
+//! endpoint is not called again in this run (a circuit breaker). The run goes on: events are
+//! still booked against the budget, never sent twice, and the summary says how many were not
+//! sent.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use reqwest::Method;
@@ -18,6 +25,13 @@ use serde_json::{Value, json};
 
 use super::apify::{ApiClient, ApiError, random_u64};
 use super::env::PlatformEnv;
+
+/// Attempts of one charge call (other API calls get [`super::apify::MAX_TRIES`]): with the
+/// default 500 ms base that is at most about 7 s per failing call.
+pub const CHARGE_TRIES: u32 = 4;
+
+/// Failed charge calls in a row after which the endpoint is not called again in this run.
+pub const BREAKER_THRESHOLD: u32 = 3;
 
 /// Nano-dollars in one dollar.
 const NANOS_PER_USD: u64 = 1_000_000_000;
@@ -280,6 +294,11 @@ enum Sink {
 pub struct Charging {
     book: Mutex<ChargeBook>,
     sink: Sink,
+    /// Charge calls that failed in a row (reset by a success); the breaker is open at
+    /// [`BREAKER_THRESHOLD`].
+    failures: AtomicU32,
+    /// Booked events that were not sent because the charge endpoint failed, by event.
+    unsent: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Charging {
@@ -314,7 +333,7 @@ impl Charging {
 
         let sink = match (env.is_at_home, &env.actor_run_id) {
             (true, Some(run_id)) => Sink::Platform {
-                api: api.clone(),
+                api: api.clone().with_max_tries(CHARGE_TRIES),
                 run_id: run_id.clone(),
             },
             (true, None) => return Err(ChargingError::MissingRunId),
@@ -341,10 +360,7 @@ impl Charging {
             max_total_charge_usd = ?book.max_total.map(|usd| usd.to_string()),
             "charging set up"
         );
-        Ok(Charging {
-            book: Mutex::new(book),
-            sink,
-        })
+        Ok(Charging::with(book, sink))
     }
 
     /// Charges up to `count` events named `event` and returns how many the budget allowed.
@@ -388,13 +404,56 @@ impl Charging {
             }
             return Ok(booked);
         }
+        if self.breaker_open() {
+            tracing::debug!(event, booked, "charge endpoint failing: not sent");
+            self.note_unsent(event, booked);
+            return Ok(booked);
+        }
         let key = idempotency_key(run_id, event);
         let request = api
             .request(Method::POST, &["actor-runs", run_id, "charge"])
             .header("idempotency-key", &key)?
             .json(&json!({ "eventName": event, "count": booked }))?;
-        api.send(request).await?;
-        Ok(booked)
+        match api.send(request).await {
+            Ok(_) => {
+                self.failures.store(0, Ordering::Relaxed);
+                Ok(booked)
+            }
+            Err(error) => {
+                self.note_unsent(event, booked);
+                let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+                if failures == BREAKER_THRESHOLD {
+                    tracing::error!(
+                        failures,
+                        "the charge endpoint keeps failing: no more charges are sent in this \
+                         run (events are still booked against the budget)"
+                    );
+                }
+                Err(error.into())
+            }
+        }
+    }
+
+    fn with(book: ChargeBook, sink: Sink) -> Charging {
+        Charging {
+            book: Mutex::new(book),
+            sink,
+            failures: AtomicU32::new(0),
+            unsent: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// True once [`BREAKER_THRESHOLD`] charge calls in a row have failed.
+    fn breaker_open(&self) -> bool {
+        self.failures.load(Ordering::Relaxed) >= BREAKER_THRESHOLD
+    }
+
+    fn note_unsent(&self, event: &str, count: u64) {
+        let mut unsent = self
+            .unsent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *unsent.entry(event.to_string()).or_default() += count;
     }
 
     /// How many more of `event` the remaining budget allows; `u64::MAX` if unlimited or free.
@@ -429,10 +488,7 @@ impl Charging {
             max_total,
             counts: BTreeMap::new(),
         };
-        Charging {
-            book: Mutex::new(shard_book),
-            sink: Sink::DryRun,
-        }
+        Charging::with(shard_book, Sink::DryRun)
     }
 
     /// The price of one `event` used for the budget (zero when events are not paid).
@@ -460,6 +516,13 @@ impl Charging {
     pub fn summary(&self) -> Value {
         let mut summary = self.lock().summary();
         summary["dry_run"] = json!(self.is_dry_run());
+        let unsent = self
+            .unsent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !unsent.is_empty() {
+            summary["not_sent"] = json!(*unsent);
+        }
         summary
     }
 

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Item, LEDGER_STORE_NAME, Record, Storage, StorageError, Store};
+use super::{Item, LEDGER_STORE_NAME, MAX_READ_BYTES, Record, Storage, StorageError, Store};
 
 /// Number of digits in a dataset item file name (`000000001.json`).
 const ITEM_NAME_DIGITS: usize = 9;
@@ -194,6 +194,16 @@ impl Storage for LocalStorage {
         let Some((path, content_type)) = self.find_record(store, key) else {
             return Ok(None);
         };
+        let size = tokio::fs::metadata(&path)
+            .await
+            .map_err(io("cannot read", &path))?
+            .len();
+        if size > MAX_READ_BYTES as u64 {
+            return Err(StorageError::TooLarge {
+                key: key.to_string(),
+                limit: MAX_READ_BYTES,
+            });
+        }
         let bytes = tokio::fs::read(&path)
             .await
             .map_err(io("cannot read", &path))?;

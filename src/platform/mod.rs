@@ -14,7 +14,7 @@ pub mod secrets;
 use std::future::Future;
 
 pub use apify::{ApiClient, ApiError, ApifyStorage, RetryPolicy};
-pub use charging::{Charging, ChargingError, Rounding, Usd};
+pub use charging::{BREAKER_THRESHOLD, CHARGE_TRIES, Charging, ChargingError, Rounding, Usd};
 pub use env::{EnvError, PlatformEnv};
 pub use local::LocalStorage;
 pub use runs::{RunInfo, Runs};
@@ -22,6 +22,16 @@ pub use runs::{RunInfo, Runs};
 /// The largest record body the Apify API accepts in one request (9 MiB). The run keeps every
 /// record it writes within this on both backends, so a run that works locally works at home.
 pub const MAX_RECORD_BYTES: usize = 9_437_184;
+
+/// The largest record a read accepts: 16 MiB, well above the 9 MiB of any record this Actor
+/// writes, so a larger one is foreign or damaged. Both backends refuse it before holding it in
+/// memory (the API body is streamed and cut off), which keeps a run within its memory.
+pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
+
+/// The largest INPUT a run accepts: 4 MiB, far above any valid input (1000 server URLs with
+/// their credentials), and small enough that parsing it, even into a generic JSON tree of tiny
+/// values, stays well within the run's memory.
+pub const MAX_INPUT_BYTES: usize = 4 * 1024 * 1024;
 
 /// The named key-value store that holds the ledger records.
 pub const LEDGER_STORE_NAME: &str = "mcp-tool-surface-ledger";
@@ -98,6 +108,17 @@ pub enum StorageError {
         path: String,
         /// The API's error type and message, or the transport error.
         message: String,
+    },
+    /// A record is larger than [`MAX_READ_BYTES`]; it was not read.
+    #[error(
+        "record {key:?} is larger than the {limit} bytes a read accepts (this Actor never \
+         writes a record over 9 MiB, so it is foreign or damaged); it was not read"
+    )]
+    TooLarge {
+        /// The record key.
+        key: String,
+        /// The limit.
+        limit: usize,
     },
     /// A dataset item could not be serialized as JSON (a bug: rows always serialize).
     #[error("cannot serialize a dataset item: {0}")]

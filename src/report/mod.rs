@@ -344,6 +344,10 @@ pub struct SummaryRow {
     pub baselines_created: usize,
     /// Servers compared against a baseline.
     pub servers_compared: usize,
+    /// Servers whose stored surface was gone while their surface changed: a new baseline
+    /// with one `baseline_lost` change row each.
+    #[serde(default)]
+    pub baselines_lost: usize,
     /// Change rows written.
     pub changes_total: usize,
     /// Change rows per class.
@@ -502,6 +506,10 @@ impl SummaryRow {
             },
             baselines_created: count(&|r| r.ledger_status == Some(LedgerStatus::Created)),
             servers_compared: count(&|r| r.ledger_status == Some(LedgerStatus::Compared)),
+            baselines_lost: changes
+                .iter()
+                .filter(|c| c.change_class == ChangeClass::BaselineLost)
+                .count(),
             changes_total: changes.len(),
             changes_by_class: by_class,
             changes_by_severity: by_severity,
@@ -538,6 +546,7 @@ impl SummaryRow {
         self.servers_allowing_anonymous_listing += other.servers_allowing_anonymous_listing;
         self.baselines_created += other.baselines_created;
         self.servers_compared += other.servers_compared;
+        self.baselines_lost += other.baselines_lost;
         self.changes_total += other.changes_total;
         self.servers_blocked += other.servers_blocked;
         self.servers_deferred += other.servers_deferred;

@@ -173,6 +173,10 @@ fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
             "A text now carries a tool-poisoning marker",
             "A description or instruction contains text typical of prompt injection (hidden characters, instructions to the model). Treat the server as untrusted until reviewed.",
         ),
+        ChangeClass::BaselineLost => (
+            "The surface changed while its stored baseline was lost",
+            "The stored surface record this server was compared with is gone, and the surface read now differs from the digest the ledger kept. The details name the tools added, removed or changed when the ledger kept per-tool digests; review the server as if every listed tool were new.",
+        ),
     }
 }
 

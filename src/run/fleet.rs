@@ -10,6 +10,7 @@ use super::{RunError, RunOptions};
 use crate::input::{Input, InputError};
 use crate::ledger::Ledger;
 use crate::net::{self, NetConfig};
+use crate::platform::MAX_INPUT_BYTES;
 use crate::platform::secrets::{self};
 use crate::platform::{Storage, Store};
 use crate::reason::ReasonCode;
@@ -37,6 +38,17 @@ pub(super) async fn read_input(
             }
         },
     };
+    if let Some(bytes) = bytes.as_ref().filter(|b| b.len() > MAX_INPUT_BYTES) {
+        return Err(InputError {
+            problems: vec![crate::input::FieldProblem {
+                field: "(input)".to_string(),
+                problem: format!(
+                    "is {} bytes, more than the {MAX_INPUT_BYTES} an input may be",
+                    bytes.len()
+                ),
+            }],
+        });
+    }
     match bytes {
         Some(bytes) => {
             let input =

@@ -9,7 +9,7 @@ use super::charge::{Payer, deferred_note};
 use super::outcome::{
     Outcome, Prepared, Probed, RowTools, ServerResult, base_row, era_name, unavailable_result,
 };
-use crate::diff::{self, AuthState, Change};
+use crate::diff::{self, AuthState, Change, ChangeClass};
 use crate::input::Input;
 use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
 use crate::mcp::{AuthFindings, Observation, ProbeFailure};
@@ -158,7 +158,12 @@ pub(super) async fn record_readable<S: Storage>(
             "its identity (name, title, version, instructions) is {identity_size} bytes, more \
              than the {MAX_IDENTITY_BYTES} a ledger entry keeps"
         );
-        return Ok(unstorable_result(row, &observation, &why));
+        return Ok(unstorable_result(
+            row,
+            &observation,
+            ReasonCode::ResponseTooLarge,
+            &why,
+        ));
     }
     let auth = AuthState {
         auth_required: false,
@@ -175,14 +180,30 @@ pub(super) async fn record_readable<S: Storage>(
             let previous = if !same_tools {
                 match Ledger::load_surface(storage, entry).await {
                     Ok(previous) => previous,
-                    // A lost or damaged record (swept, deleted by hand) must not stop the run
-                    // for every server: this one starts a new baseline, and the row says why.
-                    Err(LedgerError::SurfaceUnreadable { key, problem }) => {
+                    // A record that is gone (swept, deleted by hand) starts a new baseline, and
+                    // one `baseline_lost` change says the surface moved meanwhile.
+                    Err(LedgerError::SurfaceGone { key }) => {
                         lost_baseline = Some(format!(
-                            "the stored surface {key} cannot be used ({problem}); a new \
-                             baseline was recorded instead of a comparison"
+                            "the stored surface {key} is gone; a new baseline was recorded \
+                             instead of a comparison"
+                        ));
+                        changes.push(crate::changes::baseline_lost(
+                            entry.tool_digest.as_deref().unwrap_or_default(),
+                            entry.tool_digests.as_ref(),
+                            &digest,
+                            &crate::ledger::tool_digests(&surface),
                         ));
                         None
+                    }
+                    // One that cannot be read keeps its entry, to be compared next run.
+                    Err(LedgerError::SurfaceUnreadable { key, problem }) => {
+                        let why = format!("its stored baseline {key} cannot be read ({problem})");
+                        return Ok(unstorable_result(
+                            row,
+                            &observation,
+                            ReasonCode::BaselineUnreadable,
+                            &why,
+                        ));
                     }
                     Err(error) => return Err(error.into()),
                 }
@@ -229,7 +250,12 @@ pub(super) async fn record_readable<S: Storage>(
                  may hold",
                 record.bytes.len()
             );
-            return Ok(unstorable_result(row, &observation, &why));
+            return Ok(unstorable_result(
+                row,
+                &observation,
+                ReasonCode::ResponseTooLarge,
+                &why,
+            ));
         }
         Some(record)
     };
@@ -309,11 +335,13 @@ pub(super) async fn record_readable<S: Storage>(
     })
 }
 
-/// The row of a surface too large to keep in the ledger: nothing is charged and the entry
-/// stays as it was, so one oversized server cannot stop the run from saving the others.
+/// The row of a surface that was read but cannot be recorded (too large to keep, or its stored
+/// baseline unreadable): nothing is charged and the entry stays as it was, so one such server
+/// cannot stop the run from saving the others.
 pub(super) fn unstorable_result(
     row: ServerRow,
     observation: &Observation,
+    code: ReasonCode,
     why: &str,
 ) -> ServerResult {
     ServerResult {
@@ -321,7 +349,7 @@ pub(super) fn unstorable_result(
             final_url: Some(observation.final_url.to_string()),
             http_status: Some(observation.http_status),
             bytes_read: observation.bytes_read,
-            reason_code: Some(ReasonCode::ResponseTooLarge),
+            reason_code: Some(code),
             error: Some(format!(
                 "the surface was read, but {why}; its ledger entry was kept and it was not charged"
             )),
@@ -442,7 +470,10 @@ pub(super) fn protected_state(findings: &AuthFindings, known: Option<&AuthState>
 pub(super) fn alerted(input: &Input, changes: &[Change]) -> Vec<Change> {
     changes
         .iter()
-        .filter(|c| input.alert_on.contains(&c.change_class))
+        .filter(|c| {
+            // A lost baseline stands for changes of any class: always reported.
+            c.change_class == ChangeClass::BaselineLost || input.alert_on.contains(&c.change_class)
+        })
         .cloned()
         .collect()
 }

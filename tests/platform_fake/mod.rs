@@ -41,6 +41,8 @@ pub struct Recorded {
     pub query: Option<String>,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// When the fake received it (for protocol facts such as a `Retry-After` wait).
+    pub at: std::time::Instant,
 }
 
 impl Recorded {
@@ -69,6 +71,8 @@ pub struct Failure {
     pub status: u16,
     pub error_type: String,
     pub message: String,
+    /// A `Retry-After` header to send with the failure.
+    pub retry_after: Option<String>,
 }
 
 /// Everything the fake knows.
@@ -85,6 +89,8 @@ pub struct FakeState {
     /// The run object served by `GET /v2/actor-runs/{RUN_ID}`.
     pub run: Value,
     pub failures: VecDeque<Failure>,
+    /// Failures answered to every matching request, for good (an outage).
+    pub outages: Vec<Failure>,
     /// The fake's own base URL (for the runs it starts).
     pub base_url: String,
     /// The binary the fake runs for `POST /v2/acts/{id}/runs`; `None` answers 404.
@@ -201,6 +207,31 @@ impl FakeApify {
             status,
             error_type: error_type.to_string(),
             message: message.to_string(),
+            retry_after: None,
+        });
+    }
+
+    /// Makes the next request with this method and path fail with 429 and `Retry-After`.
+    pub fn rate_limit_next(&self, method: Method, path: &str, retry_after: &str) {
+        self.state().failures.push_back(Failure {
+            method,
+            path: path.to_string(),
+            status: 429,
+            error_type: "rate-limit-exceeded".to_string(),
+            message: "slow down".to_string(),
+            retry_after: Some(retry_after.to_string()),
+        });
+    }
+
+    /// Makes every request with this method and path fail with `status` from now on.
+    pub fn fail_always(&self, method: Method, path: &str, status: u16) {
+        self.state().outages.push(Failure {
+            method,
+            path: path.to_string(),
+            status,
+            error_type: "internal-server-error".to_string(),
+            message: "outage".to_string(),
+            retry_after: None,
         });
     }
 
@@ -327,6 +358,7 @@ async fn handle(
         query: uri.query().map(str::to_string),
         headers: headers.clone(),
         body: body.clone(),
+        at: std::time::Instant::now(),
     });
 
     let authorized = headers
@@ -346,7 +378,20 @@ async fn handle(
         .position(|f| f.method == method && f.path == path)
     {
         let failure = state.failures.remove(position).unwrap();
-        return error(failure.status, &failure.error_type, &failure.message);
+        let mut response = error(failure.status, &failure.error_type, &failure.message);
+        if let Some(wait) = &failure.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, wait.parse().unwrap());
+        }
+        return response;
+    }
+    if let Some(outage) = state
+        .outages
+        .iter()
+        .find(|f| f.method == method && f.path == path)
+    {
+        return error(outage.status, &outage.error_type, &outage.message);
     }
 
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
@@ -550,4 +595,54 @@ pub async fn run_at_home(binary: &str, vars: Vec<(String, String)>) -> std::proc
         "a platform run wrote local files: {left:?}"
     );
     output
+}
+
+/// Like [`run_at_home`], and also the child's peak resident memory in KiB (`VmHWM` of
+/// `/proc/<pid>/status`, polled until it exits; 0 where `/proc` is not there).
+pub async fn run_at_home_measured(
+    binary: &str,
+    vars: Vec<(String, String)>,
+) -> (std::process::ExitStatus, String, u64) {
+    let cwd = tempfile::tempdir().unwrap();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut command = std::process::Command::new(binary);
+    command
+        .current_dir(cwd.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "info")
+        .envs(vars)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log.reopen().unwrap());
+    let (status, peak) = tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        let status_file = format!("/proc/{}/status", child.id());
+        let mut peak = 0;
+        loop {
+            let hwm = std::fs::read_to_string(&status_file)
+                .ok()
+                .and_then(|status| {
+                    let line = status
+                        .lines()
+                        .find(|l| l.starts_with("VmHWM:"))?
+                        .to_string();
+                    line.split_whitespace().nth(1)?.parse::<u64>().ok()
+                });
+            peak = peak.max(hwm.unwrap_or(0));
+            if let Some(status) = child.try_wait().unwrap() {
+                return (status, peak);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    })
+    .await
+    .unwrap();
+    let stderr = std::fs::read_to_string(log.path()).unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "a platform run wrote local files: {left:?}"
+    );
+    (status, stderr, peak)
 }

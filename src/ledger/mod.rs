@@ -1,0 +1,501 @@
+//! The ledger: the stored baseline of every watched server, kept across runs.
+//!
+//! The ledger lives in the named key-value store `mcp-tool-surface-ledger` as two kinds of
+//! record:
+//!
+//! - one small **index** record per `ledger_name` ([`Ledger`]): per server its identity, auth
+//!   state, digest, protocol era, timestamps, the last 50 changes, and the key of its surface;
+//! - content-addressed **surface** records ([`StoredSurface`]) holding the full tool definitions
+//!   a later diff needs to show `old_value`. Their key is derived from their content, so writing
+//!   one twice is harmless and a record is never modified once written.
+//!
+//! Invariants a change must keep:
+//! - surfaces are written before the index, and the index exactly once, at the end of a run, so
+//!   an aborted run leaves the previous index (and every surface it names) intact;
+//! - a server that could not be read keeps its entry unchanged;
+//! - an unreadable or newer-format index is never overwritten: the run stops instead.
+
+mod surface_record;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use surface_record::{SURFACE_FORMAT, StoredSurface};
+
+use crate::diff::{AuthState, Change, ChangeClass, Severity};
+use crate::mcp::Era;
+use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
+use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
+
+/// Version of the index record format this build writes and reads.
+pub const LEDGER_FORMAT: u32 = 1;
+/// The most entries one ledger keeps; the least recently seen are dropped beyond it. Room for
+/// both views (anonymous and authenticated) of a full run of [`crate::input::MAX_SERVERS`].
+pub const MAX_SERVERS: usize = 2 * crate::input::MAX_SERVERS;
+/// The most history items kept per server.
+pub const MAX_HISTORY: usize = 50;
+/// The largest server identity (name, title, version, instructions, as JSON) a ledger entry
+/// keeps: 64 KiB. The index holds every entry's identity, so one server with megabytes of
+/// instructions could otherwise push the index past what the platform stores; such a server is
+/// reported, not recorded.
+pub const MAX_IDENTITY_BYTES: usize = 64 * 1024;
+/// What the index keeps when it would exceed [`crate::platform::MAX_RECORD_BYTES`], tried in
+/// order: history items per server, and whether the per-tool digests stay.
+const FALLBACKS: [(usize, bool); 5] = [
+    (MAX_HISTORY, true),
+    (25, true),
+    (10, true),
+    (10, false),
+    (0, false),
+];
+/// Hex digits kept of each per-tool digest ([`Entry::tool_digests`]): 64 bits, plenty to tell
+/// a changed tool from an unchanged one.
+const TOOL_DIGEST_HEX: usize = 16;
+/// How many times a surface record is read before it counts as unreadable.
+const SURFACE_READ_ATTEMPTS: u32 = 3;
+
+/// The short digest of every tool of `surface`, by name ([`Entry::tool_digests`]).
+pub fn tool_digests(surface: &Surface) -> BTreeMap<String, String> {
+    surface
+        .tools
+        .iter()
+        .map(|tool| {
+            let mut digest = hash_value(&tool.raw);
+            digest.truncate(TOOL_DIGEST_HEX);
+            (tool.name.clone(), digest)
+        })
+        .collect()
+}
+
+/// Key prefix of the stored surface records.
+pub const SURFACE_KEY_PREFIX: &str = "surface-";
+/// Key prefix of the insight cache records ([`crate::insight`]).
+pub const INSIGHT_KEY_PREFIX: &str = "insight.";
+/// Key prefix of the round records of sharded watches ([`crate::shard`]).
+pub const SHARDS_KEY_PREFIX: &str = "shards.";
+
+/// Whether `ledger_name` would share its key with a surface, insight or shard-round record of
+/// the same store; such names are refused as input.
+pub fn is_reserved_name(ledger_name: &str) -> bool {
+    [SURFACE_KEY_PREFIX, INSIGHT_KEY_PREFIX, SHARDS_KEY_PREFIX]
+        .iter()
+        .any(|prefix| ledger_name.starts_with(prefix))
+}
+
+/// Failures of loading or saving the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// The store could not be read or written.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The stored index is not a ledger this build understands. It is left untouched.
+    #[error(
+        "the ledger record {key:?} in store mcp-tool-surface-ledger cannot be used: {problem}. \
+         It was left untouched; use another `ledger_name`, or move the record away to start a new baseline"
+    )]
+    Unreadable {
+        /// The record key.
+        key: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The index cannot be kept within the platform's record size, even without history.
+    #[error(
+        "the ledger record {key:?} would be {size} bytes, more than the {limit} a record may \
+         hold; split the servers over several `ledger_name`s"
+    )]
+    TooLarge {
+        /// The record key.
+        key: String,
+        /// Its size without any history.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A surface record named by the index is gone (the store says it does not exist).
+    #[error("surface record {key:?} of the ledger is gone")]
+    SurfaceGone {
+        /// The record key.
+        key: String,
+    },
+    /// A surface record named by the index could not be read, even after retries: damaged,
+    /// of another shape, or the store failed. The entry must be kept as it is.
+    #[error("surface record {key:?} of the ledger cannot be read: {problem}")]
+    SurfaceUnreadable {
+        /// The record key.
+        key: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+/// One change as remembered in a server's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryItem {
+    /// When the change was observed.
+    pub observed_at: DateTime<Utc>,
+    /// Its class.
+    pub change_class: ChangeClass,
+    /// The tool concerned, if any.
+    pub tool_name: Option<String>,
+    /// The field that changed.
+    pub field: String,
+    /// Its severity.
+    pub severity: Severity,
+    /// Its number in the server's history chain, 1 for the first ([`crate::chain`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// Its link in the server's history chain ([`crate::chain::item_link`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+}
+
+/// The stored state of one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The entry's key in [`Ledger::servers`]: the server's URL for its anonymous view, the
+    /// URL followed by `#authenticated` for the view read with a credential
+    /// ([`crate::targets::Target::ledger_key`]).
+    pub server_url: String,
+    /// When the server was first read.
+    pub first_seen: DateTime<Utc>,
+    /// When the server was last read (a readable surface or an auth verdict).
+    pub last_seen: DateTime<Utc>,
+    /// When a change was last recorded.
+    pub last_changed: Option<DateTime<Utc>>,
+    /// The protocol era that worked last time; tried first next time.
+    pub era: Option<Era>,
+    /// The transport that worked last time.
+    pub transport: Option<String>,
+    /// Server identity of the last readable surface.
+    pub identity: ServerIdentity,
+    /// The authentication state last observed.
+    pub auth: AuthState,
+    /// Digest of the last readable tool surface.
+    pub tool_digest: Option<String>,
+    /// Record key of the last readable surface ([`StoredSurface`]).
+    pub surface_key: Option<String>,
+    /// Number of tools in the last readable surface.
+    pub tools_total: usize,
+    /// A short digest of every tool of the last readable surface, by tool name, so that a run
+    /// whose surface record is gone can still name the tools added, removed or changed.
+    /// `None` in entries written before this was kept, and when the index had to drop them to
+    /// stay within the record size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_digests: Option<BTreeMap<String, String>>,
+    /// `(tool name, pointer)` of every object key the last readable `tools/list` answer
+    /// repeated (the parsed surface keeps only one copy, so the digest cannot see these).
+    /// `None` in entries written before this was recorded: nothing to compare with yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeated_keys: Option<Vec<(String, String)>>,
+    /// The most recent changes, oldest first, at most [`MAX_HISTORY`].
+    pub history: Vec<HistoryItem>,
+    /// The chain link before the oldest kept history item (older items were dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_base: Option<crate::chain::Link>,
+}
+
+impl Entry {
+    /// Drops the oldest `count` history items; the chain's base moves to the last one dropped.
+    fn drop_oldest(&mut self, count: usize) {
+        if let Some(last) = self.history.drain(..count).next_back()
+            && let (Some(seq), Some(link)) = (last.seq, last.link)
+        {
+            self.history_base = Some(crate::chain::Link { seq, link });
+        }
+    }
+}
+
+/// The index record of one ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Record format version ([`LEDGER_FORMAT`]).
+    pub format: u32,
+    /// The `ledger_name` this record belongs to.
+    pub ledger_name: String,
+    /// How the digests were computed.
+    pub digest_algorithm: String,
+    /// When the record was last written.
+    pub updated_at: DateTime<Utc>,
+    /// Entries by server URL.
+    pub servers: BTreeMap<String, Entry>,
+    /// The hash chain of this write ([`crate::chain`]); absent in ledgers written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<crate::chain::IndexChain>,
+}
+
+/// The part of an index record read before the rest: its format.
+#[derive(Deserialize)]
+struct Header {
+    #[serde(default)]
+    format: Option<u64>,
+}
+
+/// What a run learned about one server, for [`Ledger::apply`].
+#[derive(Debug, Clone)]
+pub enum Update<'a> {
+    /// The surface was read.
+    Readable {
+        /// The new surface.
+        surface: &'a Surface,
+        /// Its tool digest (computed once by the caller).
+        tool_digest: String,
+        /// Where it is stored.
+        surface_key: String,
+        /// The era that worked.
+        era: Era,
+        /// The transport that worked.
+        transport: String,
+        /// The authentication state observed.
+        auth: AuthState,
+        /// Repeated object keys of the answer, `(tool name, pointer)`.
+        repeated_keys: Vec<(String, String)>,
+    },
+    /// The server demanded authentication; the stored surface stays as it was.
+    AuthOnly {
+        /// The authentication state observed.
+        auth: AuthState,
+    },
+}
+
+impl Ledger {
+    /// An empty ledger named `ledger_name`.
+    pub fn empty(ledger_name: &str) -> Self {
+        Ledger {
+            format: LEDGER_FORMAT,
+            ledger_name: ledger_name.to_string(),
+            digest_algorithm: DIGEST_ALGORITHM.to_string(),
+            updated_at: Utc::now(),
+            servers: BTreeMap::new(),
+            chain: None,
+        }
+    }
+
+    /// Loads the index record, or an empty ledger when there is none yet.
+    pub async fn load(storage: &impl Storage, ledger_name: &str) -> Result<Self, LedgerError> {
+        let Some(record) = storage.get_record(Store::Ledger, ledger_name).await? else {
+            return Ok(Ledger::empty(ledger_name));
+        };
+        Ledger::from_bytes(ledger_name, &record.bytes)
+    }
+
+    /// Parses an index record, refusing anything this build cannot read faithfully.
+    pub fn from_bytes(ledger_name: &str, bytes: &[u8]) -> Result<Self, LedgerError> {
+        let unreadable = |problem: String| LedgerError::Unreadable {
+            key: ledger_name.to_string(),
+            problem,
+        };
+        // The format is checked first, on a header that skips every other value without
+        // building it, so a record of another format is named as such; then the record is
+        // read straight into its types (no generic JSON tree: a large foreign record costs
+        // its bytes, not ten times them).
+        let header: Header = serde_json::from_slice(bytes)
+            .map_err(|e| unreadable(format!("it is not a ledger index ({e})")))?;
+        if header.format != Some(u64::from(LEDGER_FORMAT)) {
+            return Err(unreadable(format!(
+                "its format is {:?}, this build reads format {LEDGER_FORMAT}",
+                header.format
+            )));
+        }
+        let ledger: Ledger = serde_json::from_slice(bytes)
+            .map_err(|e| unreadable(format!("it does not match the ledger format ({e})")))?;
+        if ledger.digest_algorithm != DIGEST_ALGORITHM {
+            return Err(unreadable(format!(
+                "its digests are {}, this build computes {DIGEST_ALGORITHM}",
+                ledger.digest_algorithm
+            )));
+        }
+        Ok(ledger)
+    }
+
+    /// Reads the stored surface of an entry: `Ok(None)` when the entry names none,
+    /// [`LedgerError::SurfaceGone`] when the store says the record does not exist, and
+    /// [`LedgerError::SurfaceUnreadable`] when it could not be read in
+    /// [`SURFACE_READ_ATTEMPTS`] tries (a truncated answer may read whole the next time).
+    pub async fn load_surface(
+        storage: &impl Storage,
+        entry: &Entry,
+    ) -> Result<Option<Surface>, LedgerError> {
+        let Some(key) = &entry.surface_key else {
+            return Ok(None);
+        };
+        let mut problem = String::new();
+        for attempt in 1..=SURFACE_READ_ATTEMPTS {
+            let read = match storage.get_record(Store::Ledger, key).await {
+                Ok(None) => return Err(LedgerError::SurfaceGone { key: key.clone() }),
+                Ok(Some(record)) => {
+                    StoredSurface::from_bytes(&record.bytes).and_then(|stored| stored.to_surface())
+                }
+                Err(error) => Err(error.to_string()),
+            };
+            match read {
+                Ok(surface) => return Ok(Some(surface)),
+                Err(why) => {
+                    tracing::warn!(key, attempt, problem = %why, "surface record unreadable");
+                    problem = why;
+                }
+            }
+        }
+        Err(LedgerError::SurfaceUnreadable {
+            key: key.clone(),
+            problem,
+        })
+    }
+
+    /// The entry of a server, if it was seen before.
+    pub fn entry(&self, server_url: &str) -> Option<&Entry> {
+        self.servers.get(server_url)
+    }
+
+    /// Records what this run learned about one server, with the changes it produced.
+    pub fn apply(
+        &mut self,
+        server_url: &str,
+        now: DateTime<Utc>,
+        update: Update<'_>,
+        changes: &[Change],
+    ) {
+        let entry = self
+            .servers
+            .entry(server_url.to_string())
+            .or_insert_with(|| Entry {
+                server_url: server_url.to_string(),
+                first_seen: now,
+                last_seen: now,
+                last_changed: None,
+                era: None,
+                transport: None,
+                identity: ServerIdentity::default(),
+                auth: AuthState::default(),
+                tool_digest: None,
+                surface_key: None,
+                tools_total: 0,
+                tool_digests: None,
+                repeated_keys: None,
+                history: Vec::new(),
+                history_base: None,
+            });
+        entry.last_seen = now;
+        match update {
+            Update::Readable {
+                surface,
+                tool_digest,
+                surface_key,
+                era,
+                transport,
+                auth,
+                repeated_keys,
+            } => {
+                if entry.tool_digests.is_none()
+                    || entry.tool_digest.as_deref() != Some(tool_digest.as_str())
+                {
+                    entry.tool_digests = Some(self::tool_digests(surface));
+                }
+                entry.repeated_keys = Some(repeated_keys);
+                entry.era = Some(era);
+                entry.transport = Some(transport);
+                entry.identity = surface.identity.clone();
+                entry.auth = auth;
+                entry.tool_digest = Some(tool_digest);
+                entry.surface_key = Some(surface_key);
+                entry.tools_total = surface.tools.len();
+            }
+            Update::AuthOnly { auth } => entry.auth = auth,
+        }
+        if !changes.is_empty() {
+            entry.last_changed = Some(now);
+            entry.history.extend(changes.iter().map(|c| HistoryItem {
+                observed_at: now,
+                change_class: c.change_class,
+                tool_name: c.tool_name.clone(),
+                field: c.field.clone(),
+                severity: c.severity,
+                seq: None,
+                link: None,
+            }));
+            crate::chain::link_items(entry);
+            let excess = entry.history.len().saturating_sub(MAX_HISTORY);
+            entry.drop_oldest(excess);
+        }
+    }
+
+    /// Drops the least recently seen servers beyond [`MAX_SERVERS`].
+    pub fn evict(&mut self) {
+        let excess = self.servers.len().saturating_sub(MAX_SERVERS);
+        if excess == 0 {
+            return;
+        }
+        let mut by_age: Vec<(DateTime<Utc>, String)> = self
+            .servers
+            .values()
+            .map(|e| (e.last_seen, e.server_url.clone()))
+            .collect();
+        by_age.sort();
+        for (_, url) in by_age.into_iter().take(excess) {
+            self.servers.remove(&url);
+        }
+    }
+
+    /// Serializes the index record: compact JSON (indentation would cost the history of a
+    /// full shard its room; see `tests/ledger_capacity.rs`).
+    pub fn to_record(&self) -> Record {
+        Record::json(serde_json::to_vec(self).unwrap_or_default())
+    }
+
+    /// The index record, within `limit` bytes: when it is too large, every server's history
+    /// is cut to its most recent items (25, then 10), then the per-tool digests are dropped,
+    /// then the history, until it fits.
+    fn record_within(&mut self, limit: usize) -> Result<Record, LedgerError> {
+        let mut size = 0;
+        for (keep, tool_digests) in FALLBACKS {
+            for entry in self.servers.values_mut() {
+                let excess = entry.history.len().saturating_sub(keep);
+                entry.drop_oldest(excess);
+                if !tool_digests {
+                    entry.tool_digests = None;
+                }
+            }
+            crate::chain::seal(self);
+            let record = self.to_record();
+            if record.bytes.len() <= limit {
+                if (keep, tool_digests) != FALLBACKS[0] {
+                    tracing::warn!(keep, tool_digests, "ledger index too large: shortened");
+                }
+                return Ok(record);
+            }
+            size = record.bytes.len();
+        }
+        Err(LedgerError::TooLarge {
+            key: self.ledger_name.clone(),
+            size,
+            limit,
+        })
+    }
+
+    /// Writes the index record. Call once, last.
+    pub async fn save(&mut self, storage: &impl Storage) -> Result<(), LedgerError> {
+        let record = self.sealed_record()?;
+        self.write(storage, record).await
+    }
+
+    /// The index record of the next write, its chain sealed ([`crate::chain::seal`]): a run
+    /// takes it before its summary row, which carries the head, and writes it last.
+    pub fn sealed_record(&mut self) -> Result<Record, LedgerError> {
+        self.updated_at = Utc::now();
+        self.evict();
+        self.record_within(MAX_RECORD_BYTES)
+    }
+
+    /// Writes an index record made by [`Ledger::sealed_record`].
+    pub async fn write(&self, storage: &impl Storage, record: Record) -> Result<(), LedgerError> {
+        storage
+            .put_record(Store::Ledger, &self.ledger_name, record)
+            .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,288 @@
+//! Content-addressed surface records: the full tool definitions of one readable surface,
+//! written once under a key derived from their content and read back for a later diff.
+
+use std::io::{Read, Write};
+
+use flate2::Compression;
+use flate2::read::GzDecoder;
+use flate2::write::GzEncoder;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{LEDGER_FORMAT, SURFACE_KEY_PREFIX};
+use crate::platform::{MAX_RECORD_BYTES, Record};
+use crate::surface::{ServerIdentity, Surface, hash_value};
+
+/// Version of the surface records this build writes: 2 is the JSON of [`StoredSurface`],
+/// gzip-compressed when it is over 256 KiB (a 500-tool surface of tens of megabytes fits the
+/// 9 MiB a record may hold), as it is otherwise. Version 1 records (plain JSON) are still read. The record key does not
+/// depend on this: it addresses the content, not its encoding.
+pub const SURFACE_FORMAT: u32 = 2;
+/// The most bytes a stored surface may inflate to: above the largest surface a probe can read
+/// (5 pages of at most 5 MB each); a damaged or hostile record beyond it is refused instead of
+/// exhausting memory.
+const MAX_SURFACE_JSON_BYTES: u64 = 32 * 1024 * 1024;
+/// The most JSON values (every number, string, array, object, ...) a stored surface may hold.
+/// Parsed, each costs some 50 bytes whatever its text, so this keeps the tree of a record of
+/// tiny values (`[0,0,0,…]`) within about 100 MB; real tool lists, mostly text, hold far fewer.
+const MAX_SURFACE_VALUES: usize = 2_000_000;
+/// What large surface records are stored as.
+const SURFACE_CONTENT_TYPE: &str = "application/gzip";
+/// Surface JSON up to this size is stored as it is: compressing it would cost more CPU on a
+/// first run (about 10 % of it) than its bytes cost to store, and it is far below the 9 MiB a
+/// record may hold. Larger surfaces are gzip-compressed.
+const PLAIN_SURFACE_MAX_BYTES: usize = 256 * 1024;
+/// The full definitions of one readable surface, stored content-addressed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredSurface {
+    /// Record format version (1 or [`SURFACE_FORMAT`]).
+    pub format: u32,
+    /// Server identity at the time.
+    pub identity: ServerIdentity,
+    /// The tool objects as served.
+    pub tools: Vec<Value>,
+}
+
+/// A surface as [`StoredSurface`] serializes it, borrowing the tools instead of copying them.
+#[derive(Serialize)]
+struct StoredSurfaceView<'a> {
+    format: u32,
+    identity: &'a ServerIdentity,
+    tools: Vec<&'a Value>,
+}
+
+/// `bytes` gzip-compressed at `level`. Surface records use the fast level: on real tool lists
+/// it costs a third of the CPU of the default level for records about a third larger
+/// (`docs/performance.md`); a record over the platform limit is compressed again at the best.
+fn gzip(bytes: &[u8], level: Compression) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), level);
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(bytes);
+    encoder.finish().unwrap_or_default()
+}
+
+impl StoredSurface {
+    /// The record that stores `surface`: its JSON ([`SURFACE_FORMAT`]), gzip-compressed when
+    /// large; read back with [`StoredSurface::from_bytes`].
+    pub fn record_of(surface: &Surface) -> Record {
+        let view = StoredSurfaceView {
+            format: SURFACE_FORMAT,
+            identity: &surface.identity,
+            tools: surface.tools.iter().map(|t| &t.raw).collect(),
+        };
+        // The JSON is built first and compressed in one call: serializing straight into the
+        // encoder hands it thousands of tiny writes, each a compressor call (4x slower).
+        // serde_json cannot fail on a Value tree.
+        let json = serde_json::to_vec(&view).unwrap_or_default();
+        if json.len() <= PLAIN_SURFACE_MAX_BYTES {
+            return Record::json(json);
+        }
+        let mut bytes = gzip(&json, Compression::fast());
+        if bytes.len() > MAX_RECORD_BYTES {
+            // A huge surface: the best compression may still fit where the fast one does not.
+            bytes = gzip(&json, Compression::best());
+        }
+        Record {
+            bytes,
+            content_type: SURFACE_CONTENT_TYPE.to_string(),
+        }
+    }
+
+    /// Reads a surface record of either version, gzip-compressed or plain JSON.
+    pub fn from_bytes(bytes: &[u8]) -> Result<StoredSurface, String> {
+        let json = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut json = Vec::new();
+            GzDecoder::new(bytes)
+                .take(MAX_SURFACE_JSON_BYTES + 1)
+                .read_to_end(&mut json)
+                .map_err(|e| format!("it is not valid gzip ({e})"))?;
+            if json.len() as u64 > MAX_SURFACE_JSON_BYTES {
+                return Err(format!(
+                    "it inflates to more than {MAX_SURFACE_JSON_BYTES} bytes"
+                ));
+            }
+            json
+        } else {
+            bytes.to_vec()
+        };
+        let values = value_count(&json);
+        if values > MAX_SURFACE_VALUES {
+            return Err(format!(
+                "it holds {values} JSON values, more than the {MAX_SURFACE_VALUES} a stored \
+                 surface may"
+            ));
+        }
+        let stored: StoredSurface = serde_json::from_slice(&json)
+            .map_err(|e| format!("it is not a stored surface ({e})"))?;
+        if !(1..=SURFACE_FORMAT).contains(&stored.format) {
+            return Err(format!(
+                "its format is {}, this build reads formats 1 to {SURFACE_FORMAT}",
+                stored.format
+            ));
+        }
+        Ok(stored)
+    }
+
+    /// The key of the stored surface with this identity and tool digest, without building it:
+    /// the digest already stands for the tools, so only the identity is hashed again.
+    pub fn key_for(identity: &ServerIdentity, tool_digest: &str) -> String {
+        let content = serde_json::json!({
+            "format": LEDGER_FORMAT,
+            "identity": identity,
+            "tool_digest": tool_digest,
+        });
+        let digest = hash_value(&content);
+        format!("{SURFACE_KEY_PREFIX}{}", &digest[..40.min(digest.len())])
+    }
+
+    /// Rebuilds the surface model.
+    pub fn to_surface(&self) -> Result<Surface, String> {
+        self.clone().into_surface()
+    }
+
+    /// Rebuilds the surface model, consuming the record (no copy of the tools).
+    pub fn into_surface(self) -> Result<Surface, String> {
+        Surface::from_tools(self.identity, self.tools).map_err(|e| e.to_string())
+    }
+}
+
+/// How many JSON values `json` holds, counted from its separators outside strings (an upper
+/// bound of one per `,` and `:` plus one): cheap, and it needs no parse.
+fn value_count(json: &[u8]) -> usize {
+    let (mut count, mut in_string, mut escaped) = (1, false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b',' | b':' => count += 1,
+                _ => {}
+            }
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn surface(tools: Value) -> Surface {
+        Surface::from_tools(
+            ServerIdentity {
+                name: Some("demo".into()),
+                version: Some("1.0.0".into()),
+                ..ServerIdentity::default()
+            },
+            tools.as_array().unwrap().clone(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn surface_keys_are_content_addressed() {
+        let a = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
+        let b = surface(json!([{"name": "b", "inputSchema": {"type": "object"}}]));
+        let key = |s: &Surface| StoredSurface::key_for(&s.identity, &s.tool_digest());
+        let key_a = key(&a);
+        assert_eq!(key_a, key(&a.clone()));
+        assert_ne!(key_a, key(&b));
+        assert!(crate::input::is_valid_record_key(&key_a), "{key_a}");
+        let record = StoredSurface::record_of(&a);
+        let stored = StoredSurface::from_bytes(&record.bytes).unwrap();
+        assert_eq!(stored.format, SURFACE_FORMAT);
+        let back = stored.to_surface().unwrap();
+        assert_eq!(back, a);
+        assert_eq!(key(&back), key_a);
+    }
+
+    #[test]
+    fn small_surface_records_are_plain_json() {
+        let small = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
+        let record = StoredSurface::record_of(&small);
+        assert!(record.content_type.starts_with("application/json"));
+        let stored: Value = serde_json::from_slice(&record.bytes).unwrap();
+        assert_eq!(stored["format"], SURFACE_FORMAT);
+        let back = StoredSurface::from_bytes(&record.bytes).unwrap();
+        assert_eq!(back.to_surface().unwrap(), small);
+    }
+
+    #[test]
+    fn surface_records_are_compressed_and_old_plain_records_still_read() {
+        // A large, repetitive surface (as real tool lists are) shrinks well below its JSON.
+        let tools: Vec<Value> = (0..500)
+            .map(|i| {
+                json!({
+                    "name": format!("tool_{i}"),
+                    "description": "Lists the issues of a repository, filtered by state and label. ".repeat(20),
+                    "inputSchema": {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}}},
+                })
+            })
+            .collect();
+        let big = surface(Value::Array(tools.clone()));
+        let record = StoredSurface::record_of(&big);
+        let plain =
+            serde_json::to_vec(&json!({"format": 1, "identity": big.identity, "tools": tools}))
+                .unwrap();
+        assert!(
+            record.bytes.len() * 20 < plain.len(),
+            "{} vs {}",
+            record.bytes.len(),
+            plain.len()
+        );
+        assert_eq!(
+            StoredSurface::from_bytes(&record.bytes)
+                .unwrap()
+                .to_surface()
+                .unwrap(),
+            big
+        );
+        // A version 1 record (plain JSON) reads back the same.
+        let old = StoredSurface::from_bytes(&plain).unwrap();
+        assert_eq!(old.format, 1);
+        assert_eq!(old.to_surface().unwrap(), big);
+        // Damaged, future and bomb-like records are refused with a reason.
+        let mut cut = record.bytes.clone();
+        cut.truncate(cut.len() / 2);
+        let future =
+            serde_json::to_vec(&json!({"format": 3, "identity": {}, "tools": []})).unwrap();
+        for (bytes, expected) in [
+            (cut, "not valid gzip"),
+            (future, "format is 3"),
+            (b"{oops".to_vec(), "not a stored surface"),
+        ] {
+            let error = StoredSurface::from_bytes(&bytes).unwrap_err();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    #[test]
+    fn values_are_counted_outside_strings_and_dense_records_refused() {
+        let cases: [(&[u8], usize); 4] = [
+            (b"[]", 1),
+            (br#"{"a":[1,2,3]}"#, 4),
+            (br#"{"a":"x,y:z"}"#, 2),
+            (br#"{"a":"q\",:","b":1}"#, 4),
+        ];
+        for (json, expected) in cases {
+            assert_eq!(
+                value_count(json),
+                expected,
+                "{}",
+                String::from_utf8_lossy(json)
+            );
+        }
+        let zeros = "0,".repeat(MAX_SURFACE_VALUES);
+        let dense =
+            format!(r#"{{"format":2,"identity":{{}},"tools":[{{"name":"a","x":[{zeros}0]}}]}}"#);
+        let error = StoredSurface::from_bytes(dense.as_bytes()).unwrap_err();
+        assert!(error.contains("JSON values"), "{error}");
+    }
+}

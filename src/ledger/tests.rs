@@ -1,0 +1,244 @@
+//! Unit tests of the ledger index: apply, eviction, size fallbacks, format checks.
+
+use super::*;
+use chrono::TimeZone;
+use serde_json::{Value, json};
+
+fn surface(tools: Value) -> Surface {
+    Surface::from_tools(
+        ServerIdentity {
+            name: Some("demo".into()),
+            version: Some("1.0.0".into()),
+            ..ServerIdentity::default()
+        },
+        tools.as_array().unwrap().clone(),
+    )
+    .unwrap()
+}
+
+fn at(seconds: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_700_000_000 + seconds, 0).unwrap()
+}
+
+#[test]
+fn unreadable_and_future_records_are_refused() {
+    for bytes in [&b"{oops"[..], br#"{"format": 2}"#, br#"{"format": 1}"#] {
+        let err = Ledger::from_bytes("DEFAULT", bytes).unwrap_err();
+        assert!(matches!(err, LedgerError::Unreadable { .. }), "{err}");
+        assert!(err.to_string().contains("left untouched"));
+    }
+    let good = Ledger::empty("DEFAULT").to_record();
+    assert!(Ledger::from_bytes("DEFAULT", &good.bytes).is_ok());
+}
+
+#[test]
+fn apply_keeps_first_seen_caps_history_and_auth_only_keeps_surface() {
+    let mut ledger = Ledger::empty("DEFAULT");
+    let s = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
+    fn update(s: &Surface) -> Update<'_> {
+        Update::Readable {
+            surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
+            tool_digest: s.tool_digest(),
+            surface: s,
+            era: Era::Modern,
+            transport: "streamable-http".into(),
+            auth: AuthState::default(),
+            repeated_keys: Vec::new(),
+        }
+    }
+    ledger.apply("https://x.example/mcp", at(0), update(&s), &[]);
+    let change = Change {
+        change_class: ChangeClass::ToolAdded,
+        tool_name: Some("a".into()),
+        field: "tool".into(),
+        old_value: None,
+        new_value: None,
+        old_value_hash: None,
+        new_value_hash: None,
+        severity: Severity::Medium,
+        compatibility: None,
+        details: Vec::new(),
+        same_version: false,
+        renamed_to: None,
+        renamed_from: None,
+    };
+    let many = vec![change; 60];
+    ledger.apply("https://x.example/mcp", at(10), update(&s), &many);
+    let auth = AuthState {
+        auth_required: true,
+        ..AuthState::default()
+    };
+    ledger.apply(
+        "https://x.example/mcp",
+        at(20),
+        Update::AuthOnly { auth },
+        &[],
+    );
+    let entry = ledger.entry("https://x.example/mcp").unwrap();
+    assert_eq!(entry.first_seen, at(0));
+    assert_eq!(entry.last_seen, at(20));
+    assert_eq!(entry.last_changed, Some(at(10)));
+    assert_eq!(entry.history.len(), MAX_HISTORY);
+    assert!(entry.auth.auth_required);
+    assert_eq!(entry.tool_digest, Some(s.tool_digest()));
+}
+
+#[test]
+fn eviction_drops_the_least_recently_seen() {
+    let mut ledger = Ledger::empty("DEFAULT");
+    let s = surface(json!([]));
+    for i in 0..(MAX_SERVERS + 3) {
+        let url = format!("https://s{i}.example/mcp");
+        ledger.apply(
+            &url,
+            at(i as i64),
+            Update::AuthOnly {
+                auth: AuthState::default(),
+            },
+            &[],
+        );
+    }
+    ledger.apply(
+        "https://s0.example/mcp",
+        at(10_000),
+        Update::Readable {
+            surface: &s,
+            tool_digest: s.tool_digest(),
+            surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
+            era: Era::Classic,
+            transport: "streamable-http".into(),
+            auth: AuthState::default(),
+            repeated_keys: Vec::new(),
+        },
+        &[],
+    );
+    ledger.evict();
+    assert_eq!(ledger.servers.len(), MAX_SERVERS);
+    assert!(ledger.entry("https://s0.example/mcp").is_some());
+    for gone in 1..=3 {
+        assert!(
+            ledger
+                .entry(&format!("https://s{gone}.example/mcp"))
+                .is_none()
+        );
+    }
+}
+
+#[test]
+fn an_index_too_large_loses_old_history_first_then_refuses() {
+    let mut ledger = Ledger::empty("DEFAULT");
+    let change = Change::new(
+        ChangeClass::ToolAdded,
+        Some("a_tool_with_a_long_name_for_the_history"),
+        "tool",
+        None,
+        None,
+        Severity::Medium,
+    );
+    for i in 0..4 {
+        let url = format!("https://s{i}.example/mcp");
+        for day in 0..MAX_HISTORY as i64 {
+            let auth = AuthState::default();
+            ledger.apply(
+                &url,
+                at(day),
+                Update::AuthOnly { auth },
+                std::slice::from_ref(&change),
+            );
+        }
+    }
+    crate::chain::seal(&mut ledger);
+    let full = ledger
+        .clone()
+        .record_within(usize::MAX)
+        .unwrap()
+        .bytes
+        .len();
+    let mut ten = ledger.clone();
+    for entry in ten.servers.values_mut() {
+        entry.drop_oldest(MAX_HISTORY - 10);
+    }
+    let ten_size = ten.record_within(usize::MAX).unwrap().bytes.len();
+    assert!(ten_size < full);
+
+    let mut fitted = ledger.clone();
+    let record = fitted.record_within(ten_size).unwrap();
+    assert_eq!(record.bytes.len(), ten_size);
+    assert!(fitted.servers.values().all(|e| e.history.len() == 10));
+    let newest = &fitted.servers["https://s0.example/mcp"].history;
+    assert_eq!(
+        newest.last().unwrap().observed_at,
+        at(MAX_HISTORY as i64 - 1)
+    );
+
+    let mut untouched = ledger.clone();
+    untouched.record_within(full).unwrap();
+    assert_eq!(untouched, ledger, "a record that fits keeps every item");
+
+    let error = ledger.clone().record_within(100).unwrap_err();
+    assert!(
+        matches!(error, LedgerError::TooLarge { limit: 100, .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("ledger_name"), "{error}");
+}
+
+#[test]
+fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
+    let mut ledger = Ledger::empty("DEFAULT");
+    let tools = json!([
+        {"name": "a", "inputSchema": {"type": "object"}},
+        {"name": "b", "description": "B", "inputSchema": {"type": "object"}},
+    ]);
+    let s = surface(tools);
+    let update = Update::Readable {
+        surface: &s,
+        tool_digest: s.tool_digest(),
+        surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
+        era: Era::Modern,
+        transport: "streamable-http".into(),
+        auth: AuthState::default(),
+        repeated_keys: Vec::new(),
+    };
+    ledger.apply("https://x.example/mcp", at(0), update, &[]);
+    let kept = ledger.entry("https://x.example/mcp").unwrap();
+    let digests = kept.tool_digests.clone().unwrap();
+    assert_eq!(digests.keys().collect::<Vec<_>>(), ["a", "b"]);
+    assert!(digests.values().all(|d| d.len() == TOOL_DIGEST_HEX));
+    assert_ne!(digests["a"], digests["b"]);
+    assert_eq!(digests, tool_digests(&s));
+
+    // Too large with them: history is shortened to 10 first, then they go.
+    let mut with_history = ledger.clone();
+    let change = Change::new(
+        ChangeClass::ToolAdded,
+        Some("a"),
+        "tool",
+        None,
+        None,
+        Severity::Medium,
+    );
+    for day in 1..=30 {
+        with_history.apply(
+            "https://x.example/mcp",
+            at(day),
+            Update::AuthOnly {
+                auth: AuthState::default(),
+            },
+            std::slice::from_ref(&change),
+        );
+    }
+    let mut ten = with_history.clone();
+    ten.servers.values_mut().for_each(|e| {
+        e.history.drain(..20);
+    });
+    let mut bare = ten.clone();
+    bare.servers
+        .values_mut()
+        .for_each(|e| e.tool_digests = None);
+    let limit = bare.to_record().bytes.len();
+    assert!(limit < ten.to_record().bytes.len());
+    let mut fitted = with_history.clone();
+    fitted.record_within(limit).unwrap();
+    assert_eq!(fitted, bare);
+}
