@@ -543,7 +543,7 @@ fn redirect_loops_and_long_chains_are_redirect_loop() {
                 ReasonCode::RedirectLoop,
                 "self loop",
             );
-            assert!(error.to_string().contains("1 hops"), "{error}");
+            assert!(error.to_string().contains("1 hop:"), "{error}");
 
             let done = client
                 .get(&at("/chain/0/3"), HeaderMap::new())
@@ -576,7 +576,7 @@ fn max_redirects_zero_follows_none() {
             ReasonCode::RedirectLoop,
             "max 0",
         );
-        assert!(error.to_string().contains("1 hops"), "{error}");
+        assert!(error.to_string().contains("1 hop:"), "{error}");
         assert_eq!(seen.paths(), vec!["GET /chain/0/1"]);
         let plain = client
             .get(

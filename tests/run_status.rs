@@ -91,3 +91,60 @@ async fn every_server_gets_a_log_line_and_never_contacted_ones_have_no_listing()
         "{status}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_server_logs_that_its_changes_wait_and_the_status_names_it() {
+    let mcp = CountingMcp::start("127.0.0.1").await;
+    let one = surface("Changing", "1", vec![tool("search", "Searches")]);
+    mcp.serve("/changing", one);
+    let url = mcp.url("/changing");
+    let input = json!({"servers": [url], "ledger_name": "fleet", "alert_on": ["tool_added"]});
+    let dir = RunDir::new();
+    let binary = |max: Option<&'static str>| {
+        let mut command = dir.command(&input, &["--allow-private-targets"]);
+        command.envs([
+            ("ACTOR_TEST_PAY_PER_EVENT", "1"),
+            (
+                "APIFY_ACTOR_PRICING_INFO",
+                pricing::SEED_PRICING_INFO.as_str(),
+            ),
+            ("APIFY_CHARGED_ACTOR_EVENT_COUNTS", "{}"),
+        ]);
+        if let Some(max) = max {
+            command.env("ACTOR_MAX_TOTAL_CHARGE_USD", max);
+        }
+        command
+    };
+    let mut first = binary(None);
+    let output = tokio::task::spawn_blocking(move || first.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // Two tools appear; the budget pays for the run and the server, not for its changes.
+    let three = vec![
+        tool("search", "Searches"),
+        tool("fetch", "Fetches a page"),
+        tool("list", "Lists pages"),
+    ];
+    mcp.serve("/changing", surface("Changing", "1", three));
+    let mut second = binary(Some("0.015"));
+    let output = tokio::task::spawn_blocking(move || second.output().unwrap())
+        .await
+        .unwrap();
+    let log = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{log}");
+    assert_eq!(Rows::of(&dir).server(&url)["ledger_status"], "deferred");
+    let lines = lines_about(&log, &url);
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(
+        lines[0].contains("verdict=\"DEFERRED\"") && !lines[0].contains("verdict=\"OK\""),
+        "{}",
+        lines[0]
+    );
+    let status = log.lines().last().unwrap_or_default();
+    assert!(
+        status.contains("1 deferred (changes kept for the next run)"),
+        "{status}"
+    );
+}

@@ -229,13 +229,14 @@ fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
         );
     }
     let mut ten = with_history.clone();
-    ten.servers.values_mut().for_each(|e| {
-        e.history.drain(..20);
-    });
+    ten.servers.values_mut().for_each(|e| e.drop_oldest(20));
     let mut bare = ten.clone();
     bare.servers
         .values_mut()
         .for_each(|e| e.tool_digests = None);
+    // Sizes as written: the chain is sealed into every record.
+    crate::chain::seal(&mut ten);
+    crate::chain::seal(&mut bare);
     let limit = bare.to_record().bytes.len();
     assert!(limit < ten.to_record().bytes.len());
     let mut fitted = with_history.clone();
