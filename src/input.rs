@@ -30,7 +30,7 @@ pub const DEFAULT_SERVERS: [&str; 4] = [
 /// The most servers one run (or one shard of a sharded watch) reads: the ledger index of that
 /// many servers, with both views and their history, stays within the platform's 9 MiB record
 /// (measured in `ledger::tests`; see docs/sharding.md).
-pub const MAX_SERVERS: usize = 1000;
+pub const MAX_SERVERS: usize = crate::ledger::SERVERS_PER_RUN;
 
 /// The most shards a sharded watch may be split into ([`crate::shard`]).
 pub const MAX_SHARDS: usize = 20;

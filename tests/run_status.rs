@@ -20,6 +20,24 @@ fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The binary for `input` in `dir`, loopback allowed, with local pay-per-event charging and,
+/// when given, a maximum total charge in USD.
+fn priced_run(dir: &RunDir, input: &serde_json::Value, max: Option<&str>) -> std::process::Command {
+    let mut command = dir.command(input, &["--allow-private-targets"]);
+    command.envs([
+        ("ACTOR_TEST_PAY_PER_EVENT", "1"),
+        (
+            "APIFY_ACTOR_PRICING_INFO",
+            pricing::SEED_PRICING_INFO.as_str(),
+        ),
+        ("APIFY_CHARGED_ACTOR_EVENT_COUNTS", "{}"),
+    ]);
+    if let Some(max) = max {
+        command.env("ACTOR_MAX_TOTAL_CHARGE_USD", max);
+    }
+    command
+}
+
 /// The log lines about one server.
 fn lines_about<'a>(log: &'a str, url: &str) -> Vec<&'a str> {
     log.lines()
@@ -53,16 +71,7 @@ async fn every_server_gets_a_log_line_and_never_contacted_ones_have_no_listing()
     let input = json!({"servers": [first, blocked, second], "ledger_name": "fleet"});
     let dir = RunDir::new();
     // The charge budget pays for the run and one server: the second is not read.
-    let mut command = dir.command(&input, &["--allow-private-targets"]);
-    command.envs([
-        ("ACTOR_TEST_PAY_PER_EVENT", "1"),
-        (
-            "APIFY_ACTOR_PRICING_INFO",
-            pricing::SEED_PRICING_INFO.as_str(),
-        ),
-        ("APIFY_CHARGED_ACTOR_EVENT_COUNTS", "{}"),
-        ("ACTOR_MAX_TOTAL_CHARGE_USD", "0.015"),
-    ]);
+    let mut command = priced_run(&dir, &input, Some("0.015"));
     let output = tokio::task::spawn_blocking(move || command.output().unwrap())
         .await
         .unwrap();
@@ -100,22 +109,7 @@ async fn a_deferred_server_logs_that_its_changes_wait_and_the_status_names_it() 
     let url = mcp.url("/changing");
     let input = json!({"servers": [url], "ledger_name": "fleet", "alert_on": ["tool_added"]});
     let dir = RunDir::new();
-    let binary = |max: Option<&'static str>| {
-        let mut command = dir.command(&input, &["--allow-private-targets"]);
-        command.envs([
-            ("ACTOR_TEST_PAY_PER_EVENT", "1"),
-            (
-                "APIFY_ACTOR_PRICING_INFO",
-                pricing::SEED_PRICING_INFO.as_str(),
-            ),
-            ("APIFY_CHARGED_ACTOR_EVENT_COUNTS", "{}"),
-        ]);
-        if let Some(max) = max {
-            command.env("ACTOR_MAX_TOTAL_CHARGE_USD", max);
-        }
-        command
-    };
-    let mut first = binary(None);
+    let mut first = priced_run(&dir, &input, None);
     let output = tokio::task::spawn_blocking(move || first.output().unwrap())
         .await
         .unwrap();
@@ -128,7 +122,7 @@ async fn a_deferred_server_logs_that_its_changes_wait_and_the_status_names_it() 
         tool("list", "Lists pages"),
     ];
     mcp.serve("/changing", surface("Changing", "1", three));
-    let mut second = binary(Some("0.015"));
+    let mut second = priced_run(&dir, &input, Some("0.015"));
     let output = tokio::task::spawn_blocking(move || second.output().unwrap())
         .await
         .unwrap();

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use serde_json::Value;
 
 use super::CliError;
-use super::diff::Comparison;
+use super::comparison::Comparison;
 use crate::report::ChangeRow;
 use crate::report::html::{self, Page, ServerEntry};
 use crate::report::sarif;

@@ -11,6 +11,7 @@
 //!
 //! Exit codes are the Actor's: 0 ok, 1 gate tripped, 2 bad input, 3 runtime failure.
 
+pub mod comparison;
 pub mod diff;
 pub mod format;
 pub mod snapshot;

@@ -32,8 +32,13 @@ use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
 /// Version of the index record format this build writes and reads.
 pub const LEDGER_FORMAT: u32 = 1;
 /// The most entries one ledger keeps; the least recently seen are dropped beyond it. Room for
-/// both views (anonymous and authenticated) of a full run of [`crate::input::MAX_SERVERS`].
-pub const MAX_SERVERS: usize = 2 * crate::input::MAX_SERVERS;
+/// both views (anonymous and authenticated) of a full run of [`SERVERS_PER_RUN`].
+pub const MAX_SERVERS: usize = 2 * SERVERS_PER_RUN;
+
+/// The most servers one run (or one shard of a sharded watch) reads: the index of that many
+/// servers, with both views and their history, stays within the platform's 9 MiB record
+/// (measured in `tests/ledger_capacity.rs`). The input's limit is this capacity.
+pub const SERVERS_PER_RUN: usize = 1000;
 /// The most history items kept per server.
 pub const MAX_HISTORY: usize = 50;
 /// The largest server identity (name, title, version, instructions, as JSON) a ledger entry

@@ -26,9 +26,6 @@ use super::{Item, LEDGER_STORE_NAME, MAX_READ_BYTES, Record, Storage, StorageErr
 /// How many times one API call is attempted before giving up (the official clients' value).
 pub const MAX_TRIES: u32 = 8;
 
-/// Largest request body of a dataset push: 9 MiB less 0.01 %, as the SDKs use.
-pub const MAX_PUSH_BYTES: usize = 9_437_184 - 9_437_184 / 10_000;
-
 /// The longest `Retry-After` honoured; a longer one is cut to this, so that one answer cannot
 /// stall a run.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);

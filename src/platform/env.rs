@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use url::Url;
 
-use super::apify::MAX_PUSH_BYTES;
-use super::charging::{Rounding, Usd};
+use super::MAX_PUSH_BYTES;
 use super::secrets::{InputSecrets, KEY_FILE_VAR, PASSPHRASE_VAR};
+use super::usd::{Rounding, Usd};
 
 /// The public API, used when `APIFY_API_BASE_URL` is not set.
 pub const DEFAULT_API_BASE_URL: &str = "https://api.apify.com";

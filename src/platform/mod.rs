@@ -10,6 +10,7 @@ mod env;
 mod local;
 mod runs;
 pub mod secrets;
+mod usd;
 
 use std::future::Future;
 
@@ -22,6 +23,9 @@ pub use runs::{RunInfo, Runs};
 /// The largest record body the Apify API accepts in one request (9 MiB). The run keeps every
 /// record it writes within this on both backends, so a run that works locally works at home.
 pub const MAX_RECORD_BYTES: usize = 9_437_184;
+
+/// Largest request body of a dataset push: 9 MiB less 0.01 %, as the SDKs use.
+pub const MAX_PUSH_BYTES: usize = 9_437_184 - 9_437_184 / 10_000;
 
 /// The largest record a read accepts: 16 MiB, well above the 9 MiB of any record this Actor
 /// writes, so a larger one is foreign or damaged. Both backends refuse it before holding it in

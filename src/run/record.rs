@@ -344,23 +344,16 @@ pub(super) fn unstorable_result(
     code: ReasonCode,
     why: &str,
 ) -> ServerResult {
-    ServerResult {
-        row: ServerRow {
-            final_url: Some(observation.final_url.to_string()),
-            http_status: Some(observation.http_status),
-            bytes_read: observation.bytes_read,
-            reason_code: Some(code),
-            error: Some(format!(
-                "the surface was read, but {why}; its ledger entry was kept and it was not charged"
-            )),
-            ledger_status: Some(LedgerStatus::Unavailable),
-            ..row
-        },
-        changes: Vec::new(),
-        surface_write: None,
-        insight: None,
-        tools: None,
-    }
+    unavailable_result(ServerRow {
+        final_url: Some(observation.final_url.to_string()),
+        http_status: Some(observation.http_status),
+        bytes_read: observation.bytes_read,
+        reason_code: Some(code),
+        error: Some(format!(
+            "the surface was read, but {why}; its ledger entry was kept and it was not charged"
+        )),
+        ..row
+    })
 }
 
 pub(super) async fn record_auth_required<S: Storage>(

@@ -2,7 +2,7 @@
 //!
 //! Each side is read by [`crate::cli::source::side_of_value`] (a snapshot, a `tools/list`
 //! result, a JSON-RPC response or an array of tools) and compared by
-//! [`crate::cli::diff::compare`], so the answer is the document `diff --format json` prints.
+//! [`crate::cli::comparison::compare`], so the answer is the document `diff --format json` prints.
 //! Only documents are accepted: a URL is never fetched on request.
 
 use std::collections::BTreeMap;
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::ServeError;
-use crate::cli::diff::compare;
+use crate::cli::comparison::compare;
 use crate::cli::source::side_of_value;
 use crate::gate::FailOn;
 
