@@ -172,19 +172,8 @@ fn value_count(json: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::tests::surface;
     use serde_json::json;
-
-    fn surface(tools: Value) -> Surface {
-        Surface::from_tools(
-            ServerIdentity {
-                name: Some("demo".into()),
-                version: Some("1.0.0".into()),
-                ..ServerIdentity::default()
-            },
-            tools.as_array().unwrap().clone(),
-        )
-        .unwrap()
-    }
 
     #[test]
     fn surface_keys_are_content_addressed() {

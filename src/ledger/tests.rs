@@ -4,7 +4,8 @@ use super::*;
 use chrono::TimeZone;
 use serde_json::{Value, json};
 
-fn surface(tools: Value) -> Surface {
+/// A surface of `tools` from the server `demo` 1.0.0 (shared with the surface record tests).
+pub(super) fn surface(tools: Value) -> Surface {
     Surface::from_tools(
         ServerIdentity {
             name: Some("demo".into()),
