@@ -18,7 +18,7 @@ mod platform_fake;
 
 use counting_mcp::{CountingMcp, surface, tool};
 use netns::{PUBLIC_IP, in_namespace};
-use platform_fake::{DEFAULT_STORE, FakeApify, run_at_home};
+use platform_fake::{FakeApify, run_at_home};
 use serde_json::{Value, json};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
@@ -43,13 +43,7 @@ async fn run(fake: &FakeApify) -> Vec<Value> {
 
 fn put_input(fake: &FakeApify, servers: &[String]) {
     let input = json!({"servers": servers, "ledger_name": LEDGER});
-    fake.state().records.insert(
-        (DEFAULT_STORE.to_string(), "INPUT".to_string()),
-        (
-            serde_json::to_vec(&input).unwrap(),
-            "application/json".into(),
-        ),
-    );
+    fake.put_input(&input);
 }
 
 /// The (store, key) of the one surface record of the ledger store.

@@ -43,13 +43,7 @@ fn huge_json(head: &str) -> Vec<u8> {
 
 fn put_input(fake: &FakeApify, servers: &[String]) {
     let input = json!({"servers": servers, "ledger_name": LEDGER});
-    fake.state().records.insert(
-        (DEFAULT_STORE.to_string(), "INPUT".to_string()),
-        (
-            serde_json::to_vec(&input).unwrap(),
-            "application/json".into(),
-        ),
-    );
+    fake.put_input(&input);
 }
 
 fn ledger_store(fake: &FakeApify) -> String {

@@ -26,13 +26,7 @@ const BINARY: &str = env!("CARGO_BIN_EXE_mcp-surface-ledger");
 
 fn put_input(fake: &FakeApify, servers: &[String]) {
     let input = json!({"servers": servers, "ledger_name": "fleet", "concurrency": 20});
-    fake.state().records.insert(
-        (DEFAULT_STORE.to_string(), "INPUT".to_string()),
-        (
-            serde_json::to_vec(&input).unwrap(),
-            "application/json".into(),
-        ),
-    );
+    fake.put_input(&input);
 }
 
 /// A platform run with seed-000 pay-per-event pricing from the environment.

@@ -60,16 +60,6 @@ fn assert_exit(output: &Output, code: i32) {
     );
 }
 
-fn put_input(fake: &FakeApify, input: &Value) {
-    fake.state().records.insert(
-        (DEFAULT_STORE.to_string(), "INPUT".to_string()),
-        (
-            serde_json::to_vec(input).unwrap(),
-            "application/json".to_string(),
-        ),
-    );
-}
-
 /// A closed port on the public address: connecting is refused.
 fn closed_url() -> String {
     let listener = std::net::TcpListener::bind((PUBLIC_IP, 0)).unwrap();
@@ -218,14 +208,11 @@ fn platform_run_reads_input_writes_rows_and_ledger_and_charges_every_event() {
             );
             let (a, b, closed) = (mcp.url("/a"), mcp.url("/b"), closed_url());
             let blocked = "http://127.0.0.1:9/mcp".to_string();
-            put_input(
-                &fake,
-                &json!({
-                    "servers": [a, b, closed, blocked],
-                    "ledger_name": "fleet",
-                    "alert_on": ["tool_added", "server_version_changed"],
-                }),
-            );
+            fake.put_input(&json!({
+                "servers": [a, b, closed, blocked],
+                "ledger_name": "fleet",
+                "alert_on": ["tool_added", "server_version_changed"],
+            }));
 
             // First run: every readable server gets a baseline.
             let output = run_at_home(BINARY, platform_env(&fake, true)).await;
@@ -346,10 +333,7 @@ fn platform_run_charge_retried_after_429_and_500_is_charged_once() {
                 "/a",
                 surface("Alpha", "1", vec![tool("search", "Searches")]),
             );
-            put_input(
-                &fake,
-                &json!({"servers": [mcp.url("/a")], "ledger_name": "fleet"}),
-            );
+            fake.put_input(&json!({"servers": [mcp.url("/a")], "ledger_name": "fleet"}));
             let charge_path = format!("/v2/actor-runs/{RUN_ID}/charge");
             fake.fail_next(
                 Method::POST,
@@ -430,15 +414,12 @@ fn platform_run_reports_progress_and_pushes_large_runs_in_ordered_chunks() {
             );
             let mut urls = vec![mcp.url("/slow")];
             urls.extend(big.iter().map(|p| mcp.url(p)));
-            put_input(
-                &fake,
-                &json!({
-                    "servers": urls,
-                    "ledger_name": "fleet",
-                    "alert_on": ["input_schema_changed"],
-                    "concurrency": 1,
-                }),
-            );
+            fake.put_input(&json!({
+                "servers": urls,
+                "ledger_name": "fleet",
+                "alert_on": ["input_schema_changed"],
+                "concurrency": 1,
+            }));
             assert_exit(&run_at_home(BINARY, platform_env(&fake, true)).await, 0);
 
             // Every big schema changes (three rows of about 80 kB, more than one push of the
@@ -521,16 +502,13 @@ fn a_credential_never_reaches_the_apify_api() {
         );
         let a = mcp.url("/a");
         let origin = url::Url::parse(&a).unwrap().origin().ascii_serialization();
-        put_input(
-            &fake,
-            &json!({
-                "servers": [a],
-                "ledger_name": "fleet",
-                "server_credentials": [
-                    {"origin": origin, "header": "Authorization", "value": format!("Bearer {secret}")}
-                ],
-            }),
-        );
+        fake.put_input(&json!({
+            "servers": [a],
+            "ledger_name": "fleet",
+            "server_credentials": [
+                {"origin": origin, "header": "Authorization", "value": format!("Bearer {secret}")}
+            ],
+        }));
         let output = run_at_home(BINARY, platform_env(&fake, true)).await;
         assert_exit(&output, 0);
         let requests = fake.state().requests.clone();
@@ -583,7 +561,7 @@ fn an_input_encrypted_by_apify_is_decrypted_at_home() {
             ],
         });
         let sealed = apify_secrets::encrypt(&plain, "pkcs1-des3");
-        put_input(&fake, &sealed.input);
+        fake.put_input(&sealed.input);
 
         // Without the right passphrase: input refused, only INPUT read and the status set.
         let mut vars = platform_env(&fake, true);

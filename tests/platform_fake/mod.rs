@@ -188,6 +188,17 @@ impl FakeApify {
         self.state().runs.values().cloned().collect()
     }
 
+    /// Stores `input` as the run's INPUT record in the default store.
+    pub fn put_input(&self, input: &Value) {
+        self.state().records.insert(
+            (DEFAULT_STORE.to_string(), "INPUT".to_string()),
+            (
+                serde_json::to_vec(input).unwrap(),
+                "application/json".to_string(),
+            ),
+        );
+    }
+
     pub fn state(&self) -> MutexGuard<'_, FakeState> {
         self.state.lock().unwrap()
     }
