@@ -47,6 +47,7 @@ fn writes(runs: usize) -> (Ledger, Vec<Value>) {
                 transport: "streamable-http".into(),
                 auth: Default::default(),
                 repeated_keys: Vec::new(),
+                tool_digests: None,
             };
             ledger.apply(url, at(run as i64), update, &[change]);
         }

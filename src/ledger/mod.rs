@@ -27,7 +27,7 @@ pub use surface_record::{SURFACE_FORMAT, StoredSurface};
 use crate::diff::{AuthState, Change, ChangeClass, Severity};
 use crate::mcp::Era;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
-use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface, hash_value};
+use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface};
 
 /// Version of the index record format this build writes and reads.
 pub const LEDGER_FORMAT: u32 = 1;
@@ -63,13 +63,23 @@ const SURFACE_READ_ATTEMPTS: u32 = 3;
 
 /// The short digest of every tool of `surface`, by name ([`Entry::tool_digests`]).
 pub fn tool_digests(surface: &Surface) -> BTreeMap<String, String> {
+    let raw_hashes = surface.canonical_tools().raw_hashes();
+    short_tool_digests(surface, raw_hashes.iter().map(String::as_str))
+}
+
+/// [`tool_digests`] from each tool's `raw_hash` ([`crate::surface::ToolDigests`]), already
+/// computed, in the surface's order.
+pub fn short_tool_digests<'a>(
+    surface: &Surface,
+    raw_hashes: impl IntoIterator<Item = &'a str>,
+) -> BTreeMap<String, String> {
     surface
         .tools
         .iter()
-        .map(|tool| {
-            let mut digest = hash_value(&tool.raw);
-            digest.truncate(TOOL_DIGEST_HEX);
-            (tool.name.clone(), digest)
+        .zip(raw_hashes)
+        .map(|(tool, raw_hash)| {
+            let short = raw_hash.get(..TOOL_DIGEST_HEX).unwrap_or(raw_hash);
+            (tool.name.clone(), short.to_owned())
         })
         .collect()
 }
@@ -257,6 +267,9 @@ pub enum Update<'a> {
         auth: AuthState,
         /// Repeated object keys of the answer, `(tool name, pointer)`.
         repeated_keys: Vec<(String, String)>,
+        /// The short digest of each tool ([`short_tool_digests`]) when the caller computed
+        /// them already; the ledger computes them when it needs them and gets `None`.
+        tool_digests: Option<BTreeMap<String, String>>,
     },
     /// The server demanded authentication; the stored surface stays as it was.
     AuthOnly {
@@ -392,11 +405,13 @@ impl Ledger {
                 transport,
                 auth,
                 repeated_keys,
+                tool_digests,
             } => {
                 if entry.tool_digests.is_none()
                     || entry.tool_digest.as_deref() != Some(tool_digest.as_str())
                 {
-                    entry.tool_digests = Some(self::tool_digests(surface));
+                    entry.tool_digests =
+                        Some(tool_digests.unwrap_or_else(|| self::tool_digests(surface)));
                 }
                 entry.repeated_keys = Some(repeated_keys);
                 entry.era = Some(era);

@@ -45,6 +45,7 @@ fn apply_keeps_first_seen_caps_history_and_auth_only_keeps_surface() {
             transport: "streamable-http".into(),
             auth: AuthState::default(),
             repeated_keys: Vec::new(),
+            tool_digests: None,
         }
     }
     ledger.apply("https://x.example/mcp", at(0), update(&s), &[]);
@@ -110,6 +111,7 @@ fn eviction_drops_the_least_recently_seen() {
             transport: "streamable-http".into(),
             auth: AuthState::default(),
             repeated_keys: Vec::new(),
+            tool_digests: None,
         },
         &[],
     );
@@ -200,6 +202,7 @@ fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
         transport: "streamable-http".into(),
         auth: AuthState::default(),
         repeated_keys: Vec::new(),
+        tool_digests: None,
     };
     ledger.apply("https://x.example/mcp", at(0), update, &[]);
     let kept = ledger.entry("https://x.example/mcp").unwrap();

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::diff::{Change, ChangeClass, Compatibility, Severity};
 use crate::reason::ReasonCode;
 use crate::risk::{self, Capability, Finding, IdentitySignal, Risk, ToolAssessment};
-use crate::surface::{InvalidTool, Surface, Tool};
+use crate::surface::{InvalidTool, Surface, Tool, ToolDigests};
 use crate::targets::Listing;
 
 /// Whether a server's ledger entry was created, compared, or left alone.
@@ -67,9 +67,8 @@ pub struct ToolSummary {
 }
 
 impl ToolSummary {
-    /// Summarizes one tool of a surface, with its risk assessment.
-    pub fn of(tool: &Tool, assessment: ToolAssessment) -> Self {
-        let digests = tool.digests();
+    /// Summarizes one tool of a surface, with its digests and risk assessment.
+    pub fn of(tool: &Tool, digests: ToolDigests, assessment: ToolAssessment) -> Self {
         let hints = tool.effective_annotations();
         ToolSummary {
             name: tool.name.clone(),
@@ -115,6 +114,12 @@ pub fn mark_repeated_keys(summaries: &mut ToolSummaries, repeated: &[(String, St
 /// The per-tool summaries of a surface plus the server-level risk and capability map. A
 /// poisoning marker in the server's instructions makes the server's risk high as well.
 pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
+    summarize_tools_with(surface, surface.canonical_tools().tool_digests())
+}
+
+/// [`summarize_tools`] with the tools' digests already computed (in the surface's order), as
+/// a run has them from the pass that gave the surface's digest.
+pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> ToolSummaries {
     let mut cache = risk::ScanCache::default();
     let assessed: Vec<(&Tool, ToolAssessment)> = surface
         .tools
@@ -143,7 +148,8 @@ pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
     let capabilities = risk::capability_map(assessed.iter().map(|(t, a)| (t.name.as_str(), a)));
     let summaries = assessed
         .into_iter()
-        .map(|(tool, assessment)| ToolSummary::of(tool, assessment))
+        .zip(digests)
+        .map(|((tool, assessment), digests)| ToolSummary::of(tool, digests, assessment))
         .collect();
     (summaries, server_risk, capabilities)
 }

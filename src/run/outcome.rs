@@ -1,15 +1,18 @@
 //! What a probe yields and what one server contributes to the run: shared by the stages.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use crate::diff::Change;
-use crate::ledger::StoredSurface;
+use crate::ledger::{StoredSurface, short_tool_digests};
 use crate::mcp::{Era, Observation, ProbeFailure};
 use crate::platform::Record;
-use crate::report::{LedgerStatus, ServerRow, ToolSummaries, mark_repeated_keys, summarize_tools};
+use crate::report::{
+    LedgerStatus, ServerRow, ToolSummaries, mark_repeated_keys, summarize_tools_with,
+};
 use crate::surface::{DIGEST_ALGORITHM, Surface};
 use crate::targets::Target;
 
@@ -37,6 +40,9 @@ pub(super) struct Prepared {
     pub(super) insight: Arc<ToolSummaries>,
     /// `(tool name, pointer)` of every object key the served JSON repeated.
     pub(super) repeated_keys: Vec<(String, String)>,
+    /// The short digest of each tool, computed with the insight when it was not reused
+    /// ([`crate::ledger::short_tool_digests`]).
+    pub(super) tool_digests: Option<BTreeMap<String, String>>,
     /// The compressed surface record, built here when the ledger does not name this surface
     /// yet (a first read or a change), so compressing happens on both cores during probing
     /// instead of one after the other while outcomes are recorded.
@@ -72,19 +78,31 @@ impl Prepared {
                 invalid.detail
             );
         }
-        let tool_digest = surface.tool_digest();
+        // One canonical pass over the tools gives the surface's digest and, when the insight
+        // must be computed, every tool's digests.
+        let canonical = surface.canonical_tools();
+        let tool_digest = canonical.tool_digest();
         let surface_key = StoredSurface::key_for(&surface.identity, &tool_digest);
         let stored = known.surface_key.as_deref() == Some(surface_key.as_str());
-        let insight = match known.insight {
-            Some(insight) if stored => insight,
-            _ => Arc::new(summarize_tools(&surface)),
+        let (insight, tool_digests) = match known.insight {
+            Some(insight) if stored => (insight, None),
+            _ => {
+                let digests = canonical.tool_digests();
+                let short = short_tool_digests(&surface, digests.iter().map(|d| &*d.raw_hash));
+                (
+                    Arc::new(summarize_tools_with(&surface, digests)),
+                    Some(short),
+                )
+            }
         };
+        drop(canonical);
         let record = (!stored).then(|| StoredSurface::record_of(&surface));
         Ok(Prepared {
             tool_digest,
             surface_key,
             insight,
             repeated_keys,
+            tool_digests,
             record,
             observation,
             surface,

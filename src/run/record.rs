@@ -150,6 +150,7 @@ pub(super) async fn record_readable<S: Storage>(
         surface_key,
         insight,
         repeated_keys,
+        tool_digests,
         record,
     } = prepared;
     let identity_size = serde_json::to_vec(&surface.identity).map_or(0, |bytes| bytes.len());
@@ -191,7 +192,9 @@ pub(super) async fn record_readable<S: Storage>(
                             entry.tool_digest.as_deref().unwrap_or_default(),
                             entry.tool_digests.as_ref(),
                             &digest,
-                            &crate::ledger::tool_digests(&surface),
+                            &tool_digests
+                                .clone()
+                                .unwrap_or_else(|| crate::ledger::tool_digests(&surface)),
                         ));
                         None
                     }
@@ -288,6 +291,7 @@ pub(super) async fn record_readable<S: Storage>(
                 transport: observation.transport.clone(),
                 auth: auth.clone(),
                 repeated_keys,
+                tool_digests,
             },
             &changes,
         );

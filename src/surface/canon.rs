@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
+use std::ops::Range;
 
 /// How many nested arrays/objects a value may have before canonicalization refuses it.
 ///
@@ -30,9 +31,8 @@ pub enum CanonError {
 
 /// Returns the RFC 8785 canonical UTF-8 bytes of `v`.
 pub fn canonicalize(v: &Value) -> Result<Vec<u8>, CanonError> {
-    check_depth(v)?;
     let mut out = Vec::with_capacity(256);
-    write_value(v, &mut out)?;
+    write_value(v, &mut out, 0)?;
     Ok(out)
 }
 
@@ -40,33 +40,28 @@ pub fn canonicalize(v: &Value) -> Result<Vec<u8>, CanonError> {
 /// from several values without copying them into a new `Value`). On error `out` may hold a
 /// partial value.
 pub fn canonicalize_into(v: &Value, out: &mut Vec<u8>) -> Result<(), CanonError> {
-    check_depth(v)?;
-    write_value(v, out)
+    write_value(v, out, 0)
 }
 
-/// Appends the canonical bytes of the object `map`, writing the member `key` as the given
-/// canonical bytes instead of serializing its value again. Callers that already hold the
-/// canonical form of one large member (a tool's `inputSchema`) hash the whole object without a
-/// second pass over it. `spliced` must be the canonical form of `map[key]`.
-pub fn canonicalize_object_splicing(
+/// Appends the canonical bytes of the object `map` and returns where the value of each member
+/// named in `keys` lies in `out` (`None` for a member the object lacks). The bytes of a member
+/// are its own canonical form, so a caller can hash a member and the whole object from one
+/// pass over it.
+pub fn canonicalize_object_noting<const N: usize>(
     map: &Map<String, Value>,
-    key: &str,
-    spliced: &[u8],
+    keys: [&str; N],
     out: &mut Vec<u8>,
-) -> Result<(), CanonError> {
-    for (name, value) in map {
-        if name != key {
-            check_depth(value)?;
+) -> Result<[Option<Range<usize>>; N], CanonError> {
+    let mut spans = [const { None }; N];
+    write_object_with(map, out, 0, |name, value, out| {
+        let start = out.len();
+        write_value(value, out, 1)?;
+        if let Some(at) = keys.iter().position(|key| *key == name) {
+            spans[at] = Some(start..out.len());
         }
-    }
-    write_object_with(map, out, |name, value, out| {
-        if name == key {
-            out.extend_from_slice(spliced);
-            Ok(())
-        } else {
-            write_value(value, out)
-        }
-    })
+        Ok(())
+    })?;
+    Ok(spans)
 }
 
 /// Appends the canonical form of the JSON string `s` (quotes included).
@@ -112,7 +107,9 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-fn write_value(v: &Value, out: &mut Vec<u8>) -> Result<(), CanonError> {
+/// Writes `v`, which stands `depth` containers deep; refuses to go past [`MAX_DEPTH`] (the same
+/// levels [`check_depth`] counts), so the recursion is bounded whatever the input.
+fn write_value(v: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), CanonError> {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -120,30 +117,43 @@ fn write_value(v: &Value, out: &mut Vec<u8>) -> Result<(), CanonError> {
         Value::Number(n) => write_number(n, out)?,
         Value::String(s) => write_string(s, out),
         Value::Array(items) => {
+            let level = entered(depth)?;
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(item, out)?;
+                write_value(item, out, level)?;
             }
             out.push(b']');
         }
-        Value::Object(map) => write_object(map, out)?,
+        Value::Object(map) => write_object_with(map, out, depth, |_, value, out| {
+            write_value(value, out, depth + 1)
+        })?,
     }
     Ok(())
 }
 
-fn write_object(map: &Map<String, Value>, out: &mut Vec<u8>) -> Result<(), CanonError> {
-    write_object_with(map, out, |_, value, out| write_value(value, out))
+/// The level of a container (empty or not, as in [`check_depth`]) entered at `depth`, or
+/// `TooDeep` past [`MAX_DEPTH`].
+fn entered(depth: usize) -> Result<usize, CanonError> {
+    let level = depth + 1;
+    if level > MAX_DEPTH {
+        return Err(CanonError::TooDeep);
+    }
+    Ok(level)
 }
 
 /// Writes `map`'s members in RFC 8785 key order, each value through `write_member`.
+/// Writes the object `map` standing `depth` containers deep, each member's value through
+/// `write_member` (which writes it one level deeper).
 fn write_object_with(
     map: &Map<String, Value>,
     out: &mut Vec<u8>,
+    depth: usize,
     mut write_member: impl FnMut(&str, &Value, &mut Vec<u8>) -> Result<(), CanonError>,
 ) -> Result<(), CanonError> {
+    entered(depth)?;
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     entries.sort_by(|a, b| cmp_utf16(a.0, b.0));
     out.push(b'{');
@@ -318,6 +328,33 @@ mod tests {
         assert!(canonicalize(&v).is_ok());
         let v = json!({ "k": v });
         assert_eq!(canonicalize(&v), Err(CanonError::TooDeep));
+    }
+
+    #[test]
+    fn noted_members_are_their_own_canonical_bytes() {
+        let v = json!({"z": {"b": 1.0, "a": "x"}, "m": [1, {"k": null}], "a": true});
+        let Value::Object(map) = &v else {
+            unreachable!()
+        };
+        let mut out = b"prefix".to_vec();
+        let spans = canonicalize_object_noting(map, ["m", "missing", "z"], &mut out).unwrap();
+        assert_eq!(&out[6..], canonicalize(&v).unwrap().as_slice());
+        let member = |i: usize| spans[i].clone().map(|span| out[span].to_vec());
+        assert_eq!(member(0), Some(canonicalize(&v["m"]).unwrap()));
+        assert_eq!(member(1), None);
+        assert_eq!(member(2), Some(canonicalize(&v["z"]).unwrap()));
+        // The depth limit holds inside members as everywhere else.
+        let mut deep = json!(0);
+        for _ in 0..MAX_DEPTH {
+            deep = json!([deep]);
+        }
+        let Value::Object(map) = json!({ "k": deep }) else {
+            unreachable!()
+        };
+        assert_eq!(
+            canonicalize_object_noting(&map, ["k"], &mut Vec::new()),
+            Err(CanonError::TooDeep)
+        );
     }
 
     #[test]

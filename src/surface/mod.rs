@@ -162,19 +162,38 @@ impl Surface {
     /// Digest of the whole tool surface: the hash of the array of raw tool objects in name
     /// order, so the order in which the server lists tools does not matter.
     pub fn tool_digest(&self) -> String {
+        self.canonical_tools().tool_digest()
+    }
+
+    /// The canonical bytes of every tool in one pass: the [`Surface::tool_digest`], and each
+    /// tool's [`ToolDigests`] from the same bytes when they are needed (a first or changed
+    /// surface), without serializing any tool again.
+    pub fn canonical_tools(&self) -> CanonicalTools<'_> {
         let mut bytes = Vec::with_capacity(64 * 1024);
+        let mut spans = Vec::with_capacity(self.tools.len());
         bytes.push(b'[');
         for (i, tool) in self.tools.iter().enumerate() {
             if i > 0 {
                 bytes.push(b',');
             }
-            if let Err(error) = canon::canonicalize_into(&tool.raw, &mut bytes) {
+            match tool.write_canonical(&mut bytes) {
+                Ok(span) => spans.push(span),
                 // Surfaces refuse uncanonicalizable tools; kept total for safety.
-                return digest::uncanonicalizable_hash(&error);
+                Err(error) => {
+                    return CanonicalTools {
+                        surface: self,
+                        bytes: Err(error),
+                        spans,
+                    };
+                }
             }
         }
         bytes.push(b']');
-        sha256_hex(&bytes)
+        CanonicalTools {
+            surface: self,
+            bytes: Ok(bytes),
+            spans,
+        }
     }
 
     /// The tool with this name.
@@ -183,6 +202,58 @@ impl Surface {
             .binary_search_by(|t| canon::cmp_utf16(&t.name, name))
             .ok()
             .map(|i| &self.tools[i])
+    }
+}
+
+/// The canonical bytes of a surface's tool array, with where each tool lies in them
+/// ([`Surface::canonical_tools`]).
+pub struct CanonicalTools<'a> {
+    surface: &'a Surface,
+    /// The array's bytes, or why a tool had no canonical form.
+    bytes: Result<Vec<u8>, CanonError>,
+    /// One per tool, in the surface's order (fewer when a tool had no canonical form).
+    spans: Vec<tool::ToolSpans>,
+}
+
+impl CanonicalTools<'_> {
+    /// The hash of the whole array ([`Surface::tool_digest`]).
+    pub fn tool_digest(&self) -> String {
+        match &self.bytes {
+            Ok(bytes) => sha256_hex(bytes),
+            Err(error) => digest::uncanonicalizable_hash(error),
+        }
+    }
+
+    /// The hash of each tool's raw canonical bytes (its [`ToolDigests::raw_hash`]), in the
+    /// surface's order.
+    pub fn raw_hashes(&self) -> Vec<String> {
+        match &self.bytes {
+            Ok(bytes) => self
+                .spans
+                .iter()
+                .map(|span| sha256_hex(&bytes[span.raw.clone()]))
+                .collect(),
+            Err(_) => self
+                .surface
+                .tools
+                .iter()
+                .map(|t| t.digests().raw_hash)
+                .collect(),
+        }
+    }
+
+    /// Every digest of every tool, in the surface's order: the same as [`Tool::digests`] of
+    /// each, from the bytes already written.
+    pub fn tool_digests(&self) -> Vec<ToolDigests> {
+        let tools = &self.surface.tools;
+        match &self.bytes {
+            Ok(bytes) => tools
+                .iter()
+                .zip(&self.spans)
+                .map(|(tool, span)| tool.digests_from(bytes, Ok(span)))
+                .collect(),
+            Err(_) => tools.iter().map(Tool::digests).collect(),
+        }
     }
 }
 
@@ -304,6 +375,26 @@ mod tests {
         // By definition: the hash of the array of raw tools in name order.
         let raws = json!([{"name": "a", "title": "x"}, {"name": "b"}]);
         assert_eq!(c.tool_digest(), hash_value(&raws));
+    }
+
+    #[test]
+    fn one_canonical_pass_gives_every_digest() {
+        let s = Surface::from_tools(
+            ServerIdentity::default(),
+            vec![
+                json!({"name": "b", "inputSchema": {"type": "object", "b": 1.0, "a": [null]},
+                       "outputSchema": {"z": 1}, "description": "d"}),
+                json!({"name": "a"}),
+                json!({"name": "c", "inputSchema": null, "annotations": {"readOnlyHint": true}}),
+            ],
+        )
+        .unwrap();
+        let canonical = s.canonical_tools();
+        assert_eq!(canonical.tool_digest(), s.tool_digest());
+        let each: Vec<ToolDigests> = s.tools.iter().map(Tool::digests).collect();
+        assert_eq!(canonical.tool_digests(), each);
+        let raw: Vec<String> = s.tools.iter().map(|t| hash_value(&t.raw)).collect();
+        assert_eq!(canonical.raw_hashes(), raw);
     }
 
     #[test]

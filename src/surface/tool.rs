@@ -2,11 +2,12 @@
 
 use super::annotations::EffectiveAnnotations;
 use super::canon::{
-    CanonError, canonicalize_into, canonicalize_object_splicing, canonicalize_str_into,
+    CanonError, canonicalize_into, canonicalize_object_noting, canonicalize_str_into,
 };
 use super::digest::{hash_value, sha256_hex, uncanonicalizable_hash};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::ops::Range;
 
 /// One tool of a `tools/list` result. `raw` is the tool object exactly as served (unknown fields
 /// included); everything else is read from it on demand, so nothing the server sent is lost.
@@ -84,27 +85,65 @@ impl Tool {
 
     /// Every digest of this tool.
     ///
-    /// The input schema, usually most of a tool's bytes, is canonicalized once and its bytes
-    /// are reused in the contract, schema and raw pre-images. A value without a canonical form
-    /// (only possible for a tool built outside [`super::Surface`], which refuses such tools)
-    /// gives every digest derived from it the marker hash of [`super::hash_value`].
+    /// One canonical pass over the tool gives the raw pre-image and, inside it, the bytes of
+    /// the input and output schemas (usually most of a tool's bytes), which the other digests
+    /// reuse. A value without a canonical form (only possible for a tool built outside
+    /// [`super::Surface`], which refuses such tools) gives every digest derived from it the
+    /// marker hash of [`super::hash_value`].
     pub fn digests(&self) -> ToolDigests {
+        let mut bytes = Vec::with_capacity(1024);
+        let spans = self.write_canonical(&mut bytes);
+        self.digests_from(&bytes, spans.as_ref())
+    }
+
+    /// Appends the canonical bytes of the whole tool to `out` and says where its parts lie
+    /// ([`ToolSpans`]); `Err` when the tool has no canonical form (`out` may then hold part
+    /// of it).
+    pub(super) fn write_canonical(&self, out: &mut Vec<u8>) -> Result<ToolSpans, CanonError> {
+        let start = out.len();
+        let [input_schema, output_schema] = match &self.raw {
+            Value::Object(map) => {
+                canonicalize_object_noting(map, ["inputSchema", "outputSchema"], out)?
+            }
+            raw => {
+                canonicalize_into(raw, out)?;
+                [None, None]
+            }
+        };
+        Ok(ToolSpans {
+            raw: start..out.len(),
+            input_schema,
+            output_schema,
+        })
+    }
+
+    /// The digests of this tool from its canonical bytes, written into `bytes` by
+    /// [`Tool::write_canonical`] (or the reason it had none).
+    pub(super) fn digests_from(
+        &self,
+        bytes: &[u8],
+        spans: Result<&ToolSpans, &CanonError>,
+    ) -> ToolDigests {
         let description = self.raw.get("description").unwrap_or(&Value::Null);
         let pin_description = self.description().unwrap_or("");
         let annotations = serde_json::to_value(self.effective_annotations()).unwrap_or(Value::Null);
-        let canonical = self.canonical_digests().unwrap_or_else(|error| {
-            let marker = uncanonicalizable_hash(&error);
-            CanonicalDigests {
-                input_schema_hash: marker.clone(),
-                contract_hash: marker.clone(),
-                schema_hash: marker.clone(),
-                raw_hash: marker,
+        let canonical = match spans {
+            Ok(spans) => self.canonical_digests(bytes, spans),
+            Err(error) => {
+                let marker = uncanonicalizable_hash(error);
+                CanonicalDigests {
+                    input_schema_hash: marker.clone(),
+                    output_schema_hash: self.output_schema().map(|_| marker.clone()),
+                    contract_hash: marker.clone(),
+                    schema_hash: marker.clone(),
+                    raw_hash: marker,
+                }
             }
-        });
+        };
         ToolDigests {
             description_hash: hash_value(description),
             input_schema_hash: canonical.input_schema_hash,
-            output_schema_hash: self.output_schema().map(hash_value),
+            output_schema_hash: canonical.output_schema_hash,
             annotations_hash: hash_value(&annotations),
             contract_hash: canonical.contract_hash,
             schema_hash: canonical.schema_hash,
@@ -113,39 +152,40 @@ impl Tool {
         }
     }
 
-    /// The digests whose pre-image contains the input schema, from one canonical pass over it.
-    /// The pin pre-images substitute `""` for a missing description and `{}` for a missing
-    /// input schema; their keys in RFC 8785 order are `description`, `inputSchema`, `name`.
-    fn canonical_digests(&self) -> Result<CanonicalDigests, CanonError> {
-        let schema = self.input_schema();
-        let mut schema_bytes = Vec::with_capacity(1024);
-        canonicalize_into(schema.unwrap_or(&Value::Null), &mut schema_bytes)?;
-        let pin_schema: &[u8] = if schema.is_some() {
-            &schema_bytes
-        } else {
-            b"{}"
-        };
+    /// The digests whose pre-images are (or contain) canonical bytes already written. The pin
+    /// pre-images substitute `""` for a missing description and `{}` for a missing input
+    /// schema; their keys in RFC 8785 order are `description`, `inputSchema`, `name`.
+    fn canonical_digests(&self, bytes: &[u8], spans: &ToolSpans) -> CanonicalDigests {
+        let schema = spans.input_schema.clone().map(|span| &bytes[span]);
+        let pin_schema: &[u8] = schema.unwrap_or(b"{}");
         let description = self.description().unwrap_or("");
-        let mut pre_image = Vec::with_capacity(schema_bytes.len() + 256);
+        let mut pre_image = Vec::with_capacity(pin_schema.len() + 256);
         write_pin_pre_image(None, pin_schema, &self.name, &mut pre_image);
         let schema_hash = sha256_hex(&pre_image);
         pre_image.clear();
         write_pin_pre_image(Some(description), pin_schema, &self.name, &mut pre_image);
         let contract_hash = sha256_hex(&pre_image);
-        pre_image.clear();
-        match (&self.raw, schema) {
-            (Value::Object(map), Some(_)) => {
-                canonicalize_object_splicing(map, "inputSchema", &schema_bytes, &mut pre_image)?
-            }
-            (raw, _) => canonicalize_into(raw, &mut pre_image)?,
-        }
-        Ok(CanonicalDigests {
-            input_schema_hash: sha256_hex(&schema_bytes),
+        CanonicalDigests {
+            // A missing input schema hashes as `null`, as every absent value does.
+            input_schema_hash: sha256_hex(schema.unwrap_or(b"null")),
+            output_schema_hash: spans
+                .output_schema
+                .clone()
+                .map(|span| sha256_hex(&bytes[span])),
             contract_hash,
             schema_hash,
-            raw_hash: sha256_hex(&pre_image),
-        })
+            raw_hash: sha256_hex(&bytes[spans.raw.clone()]),
+        }
     }
+}
+
+/// Where the parts of one tool lie in its canonical bytes: the whole tool, and the values of
+/// its `inputSchema` and `outputSchema` members when it has them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct ToolSpans {
+    pub(super) raw: Range<usize>,
+    input_schema: Option<Range<usize>>,
+    output_schema: Option<Range<usize>>,
 }
 
 /// Writes the canonical bytes of a pin pre-image: `{"description", "inputSchema", "name"}`, or
@@ -172,6 +212,7 @@ fn write_pin_pre_image(
 /// The digests of [`Tool::canonical_digests`].
 struct CanonicalDigests {
     input_schema_hash: String,
+    output_schema_hash: Option<String>,
     contract_hash: String,
     schema_hash: String,
     raw_hash: String,
