@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
 
+mod platform_fake;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +51,8 @@ struct Fleet {
     summaries: Vec<Value>,
     /// The ledger index after each run.
     copies: Vec<Vec<u8>>,
+    /// Every dataset item of each run, in the order written.
+    datasets: Vec<Vec<Value>>,
 }
 
 impl Fleet {
@@ -70,6 +73,7 @@ impl Fleet {
             peers,
             summaries: Vec::new(),
             copies: Vec::new(),
+            datasets: Vec::new(),
         }
     }
 
@@ -112,6 +116,18 @@ impl Fleet {
         self.summaries
             .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
         self.copies.push(std::fs::read(self.index_path()).unwrap());
+        let dataset = self.storage.path().join("datasets/default");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dataset)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        self.datasets.push(
+            files
+                .iter()
+                .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
+                .collect(),
+        );
         output
     }
 
@@ -548,4 +564,189 @@ fn each_shard_of_a_sharded_watch_keeps_a_chain_that_verifies_on_its_own() {
         verified += 1;
     }
     assert!(verified >= 1);
+}
+
+const ACTOR: &str = "auditor~mcp-surface-ledger";
+
+/// `verify` on the platform (the fake API), without a heads file: the heads come from the
+/// Actor's past runs.
+async fn verify_on_platform(fake: &platform_fake::FakeApify, actor: Option<&str>) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(["verify", "--ledger", LEDGER])
+        .env("RUST_LOG", "warn");
+    for (name, _) in std::env::vars() {
+        if name.starts_with("APIFY_") || name.starts_with("ACTOR_") || name == "CRAWLEE_STORAGE_DIR"
+        {
+            command.env_remove(name);
+        }
+    }
+    command.envs(fake.env_vars());
+    if let Some(actor) = actor {
+        command.env("ACTOR_ID", actor);
+    }
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn verdict_of(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_platform_verify_reads_the_heads_from_past_runs() {
+    let mut fleet = Fleet::new(json!({}));
+    for _ in 0..5 {
+        fleet.run();
+    }
+    let fake = platform_fake::FakeApify::start().await;
+    // The five runs, oldest first, each with its whole dataset; a run of another Actor and a
+    // run whose dataset the platform has deleted.
+    fake.add_finished_run(
+        "someone~else",
+        "run-x",
+        "ds-x",
+        vec![fleet.summaries[0].clone()],
+    );
+    fake.add_finished_run(ACTOR, "run-0", "ds-0", Vec::new());
+    fake.state().gone_datasets.push("ds-0".to_string());
+    for (k, items) in fleet.datasets.iter().enumerate() {
+        let id = k + 1;
+        fake.add_finished_run(
+            ACTOR,
+            &format!("run-{id}"),
+            &format!("ds-{id}"),
+            items.clone(),
+        );
+    }
+    let store = mcp_surface_ledger::platform::LEDGER_STORE_NAME;
+    fake.put_named_record(store, LEDGER, fleet.copies[4].clone());
+
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    let verdict = verdict_of(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{verdict} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(verdict["heads_source"], "runs");
+    assert_eq!(
+        verdict["heads_matched"], 9,
+        "five heads and the four each run started from"
+    );
+    assert_eq!(verdict["runs"]["read"], 6);
+    assert_eq!(verdict["runs"]["total"], 6);
+    assert_eq!(verdict["runs"]["datasets_gone"], 1);
+    assert!(verdict.get("note").is_none(), "{verdict}");
+
+    // Every request: the ledger store and record, one page of runs, the end of each dataset.
+    let requests = fake.state().requests.clone();
+    let mut seen: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}?{}",
+                r.method,
+                r.path,
+                r.query.clone().unwrap_or_default()
+            )
+        })
+        .collect();
+    seen.sort();
+    let fields = "record_type%2Cledger_name%2Cledger_chain_seq%2Cledger_chain_head%2Cledger_chain_prev_head%2Cshards";
+    let mut expected: Vec<String> = (0..=5)
+        .map(|k| {
+            format!(
+                "GET /v2/datasets/ds-{k}/items?format=json&clean=true&desc=true&limit=5&fields={fields}"
+            )
+        })
+        .collect();
+    expected.push(format!(
+        "GET /v2/acts/{ACTOR}/runs?desc=true&offset=0&limit=100"
+    ));
+    expected.push("GET /v2/key-value-stores/kv-named-1/records/audited?attachment=true".into());
+    expected.push(format!("POST /v2/key-value-stores?name={store}"));
+    expected.sort();
+    assert_eq!(seen, expected);
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.header("authorization") == Some("Bearer test-token-123")),
+        "every call carries the token"
+    );
+
+    // The index rolled back to run 3's valid copy: the heads of runs 4 and 5 catch it.
+    fake.put_named_record(store, LEDGER, fleet.copies[2].clone());
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    let verdict = verdict_of(&output);
+    assert_eq!(output.status.code(), Some(1), "{verdict}");
+    assert_break(&verdict, "index write 3", "rolled back");
+    assert_break(&verdict, "", "run run-");
+
+    // A head forged in one past run's dataset is reported, with the run that carries it.
+    fake.put_named_record(store, LEDGER, fleet.copies[4].clone());
+    {
+        let mut state = fake.state();
+        let items = state.datasets.get_mut("ds-3").unwrap();
+        let summary = items.last_mut().unwrap();
+        assert_eq!(summary["record_type"], "summary");
+        summary["ledger_chain_head"] = json!("e".repeat(64));
+    }
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    let verdict = verdict_of(&output);
+    assert_eq!(output.status.code(), Some(1), "{verdict}");
+    assert_break(
+        &verdict,
+        "index write 3",
+        "run run-3 (dataset ds-3) says head eeee",
+    );
+
+    // A token that may not list the runs, and no Actor id: exit 2 with what to do.
+    fake.fail_next(
+        axum::http::Method::GET,
+        &format!("/v2/acts/{ACTOR}/runs"),
+        403,
+        "insufficient-permissions",
+        "You do not have permission",
+    );
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    assert_eq!(output.status.code(), Some(2));
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        printed.contains("APIFY_TOKEN") && printed.contains("--heads"),
+        "{printed}"
+    );
+    assert!(!printed.contains("test-token-123"), "{printed}");
+    let output = verify_on_platform(&fake, None).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("ACTOR_ID"));
+
+    // Bounded: with room for two runs, the note says the history is longer.
+    let env = mcp_surface_ledger::platform::PlatformEnv::from_vars(|name| {
+        fake.env_vars()
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    })
+    .unwrap();
+    let api = mcp_surface_ledger::platform::ApiClient::new(&env).unwrap();
+    let runs = mcp_surface_ledger::platform::Runs::new(
+        api,
+        ACTOR.to_string(),
+        None,
+        std::time::Duration::ZERO,
+    );
+    let (witnesses, read) =
+        mcp_surface_ledger::cli::verify::runs::witnesses(&runs, ACTOR, LEDGER, 2)
+            .await
+            .unwrap();
+    assert_eq!((read.read, read.total), (2, 6));
+    assert_eq!(witnesses.len(), 4, "runs 5 and 4: two heads each");
+    assert!(
+        read.note()
+            .unwrap()
+            .contains("newest 2 of the Actor's 6 runs")
+    );
 }
