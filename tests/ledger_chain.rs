@@ -497,35 +497,62 @@ fn signed_heads_verify_with_their_key_and_the_key_never_leaks() {
     assert!(!printed.contains(&secret_like[..40]), "{printed}");
 }
 
-#[test]
-fn each_shard_of_a_sharded_watch_keeps_a_chain_that_verifies_on_its_own() {
-    let storage = tempfile::tempdir().unwrap();
-    // Distinct surfaces per server: the shards run at once and write their surface records
-    // at the same time.
-    let surface_of = |server: usize, run: usize| {
+/// A sharded watch of four servers over two shards in this process (the binary's local
+/// coordinator), rounds of runs against real peers.
+struct ShardedFleet {
+    storage: tempfile::TempDir,
+    peers: Vec<RmcpPeer>,
+    /// The coordinator's summary row (OUTPUT) of each round.
+    summaries: Vec<Value>,
+}
+
+impl ShardedFleet {
+    fn new(extra: Value) -> ShardedFleet {
+        let storage = tempfile::tempdir().unwrap();
+        let peers: Vec<RmcpPeer> = (0..4)
+            .map(|i| RmcpPeer::start(Self::surface_of(i, 0), RmcpMode::default()))
+            .collect();
+        let mut input = json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
+                               "ledger_name": "fleet", "shards": 2});
+        for (key, value) in extra.as_object().unwrap() {
+            input[key] = value.clone();
+        }
+        std::fs::write(storage.path().join("input.json"), input.to_string()).unwrap();
+        ShardedFleet {
+            storage,
+            peers,
+            summaries: Vec::new(),
+        }
+    }
+
+    /// Distinct surfaces per server: the shards run at once and write their surface records
+    /// at the same time.
+    fn surface_of(server: usize, run: usize) -> Value {
         let mut value = surface(run);
         value["name"] = json!(format!("chain-peer-{server}"));
         value
-    };
-    let peers: Vec<RmcpPeer> = (0..4)
-        .map(|i| RmcpPeer::start(surface_of(i, 0), RmcpMode::default()))
-        .collect();
-    let input = storage.path().join("input.json");
-    std::fs::write(
-        &input,
-        json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
-               "ledger_name": "fleet", "shards": 2})
-        .to_string(),
-    )
-    .unwrap();
-    for run in 0..3 {
-        for (i, peer) in peers.iter().enumerate() {
-            peer.set_surface(surface_of(i, run));
+    }
+
+    fn dir(&self) -> &str {
+        self.storage.path().to_str().unwrap()
+    }
+
+    fn ledger_path(&self, name: &str) -> PathBuf {
+        self.storage.path().join(format!(
+            "key_value_stores/mcp-tool-surface-ledger/{name}.json"
+        ))
+    }
+
+    fn round(&mut self) {
+        let round = self.summaries.len();
+        for (i, peer) in self.peers.iter().enumerate() {
+            peer.set_surface(Self::surface_of(i, round));
         }
+        let input = self.storage.path().join("input.json");
         let output = ledger(
             &[
                 "--storage-dir",
-                storage.path().to_str().unwrap(),
+                self.dir(),
                 "--input",
                 input.to_str().unwrap(),
                 "--allow-private-targets",
@@ -538,32 +565,145 @@ fn each_shard_of_a_sharded_watch_keeps_a_chain_that_verifies_on_its_own() {
             "{}",
             String::from_utf8_lossy(&output.stderr)
         );
+        let summary = self
+            .storage
+            .path()
+            .join("key_value_stores/default/OUTPUT.json");
+        self.summaries
+            .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
     }
-    let store = storage
-        .path()
-        .join("key_value_stores/mcp-tool-surface-ledger");
-    let mut verified = 0;
-    for shard in 1..=2 {
-        let name = format!("fleet-shard-{shard}");
-        if !Path::new(&store.join(format!("{name}.json"))).exists() {
-            continue; // every server hashed to the other shard
-        }
+
+    /// The shard ledgers that exist (a shard every server hashed away from never ran).
+    fn shard_ledgers(&self) -> Vec<String> {
+        (1..=2)
+            .map(|k| format!("fleet-shard-{k}"))
+            .filter(|name| self.ledger_path(name).exists())
+            .collect()
+    }
+
+    /// `verify` of one shard ledger with the heads of the coordinator's summary rows.
+    fn verify(&self, name: &str) -> (Option<i32>, Value) {
+        let heads = self.storage.path().join("heads.json");
+        std::fs::write(&heads, Value::Array(self.summaries.clone()).to_string()).unwrap();
         let output = ledger(
             &[
                 "verify",
                 "--storage-dir",
-                storage.path().to_str().unwrap(),
+                self.dir(),
                 "--ledger",
-                &name,
+                name,
+                "--heads",
+                heads.to_str().unwrap(),
             ],
             "warn",
         );
-        let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(output.status.code(), Some(0), "{name}: {verdict}");
-        assert_eq!(verdict["seq"], 3, "{name}: one write per round");
-        verified += 1;
+        let verdict = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+        (output.status.code(), verdict)
     }
-    assert!(verified >= 1);
+}
+
+#[test]
+fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
+    let mut fleet = ShardedFleet::new(json!({"report_sarif": true}));
+    let mut copies: Vec<Vec<(String, Vec<u8>)>> = Vec::new();
+    for _ in 0..3 {
+        fleet.round();
+        copies.push(
+            fleet
+                .shard_ledgers()
+                .into_iter()
+                .map(|name| {
+                    let bytes = std::fs::read(fleet.ledger_path(&name)).unwrap();
+                    (name, bytes)
+                })
+                .collect(),
+        );
+    }
+    // The coordinator writes no ledger: the single-run fields are absent, each shard item of a
+    // shard that ran has its ledger's.
+    let last = fleet.summaries.last().unwrap();
+    assert!(last.get("ledger_chain_head").is_none(), "{last}");
+    let ran: Vec<&Value> = last["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"] == "succeeded")
+        .collect();
+    assert!(!ran.is_empty());
+    for (round, summary) in fleet.summaries.iter().enumerate() {
+        for shard in summary["shards"].as_array().unwrap() {
+            if shard["status"] != "succeeded" {
+                continue;
+            }
+            assert_eq!(shard["ledger_chain_seq"], round as u64 + 1, "{shard}");
+            assert_eq!(shard["ledger_chain_head"].as_str().unwrap().len(), 64);
+            let expected = if round == 0 { "new" } else { "intact" };
+            assert_eq!(shard["ledger_chain_status"], expected);
+            if round > 0 {
+                let before = fleet.summaries[round - 1]["shards"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|s| s["ledger_name"] == shard["ledger_name"])
+                    .unwrap();
+                assert_eq!(shard["ledger_chain_prev_head"], before["ledger_chain_head"]);
+            }
+        }
+    }
+
+    // Each shard ledger verifies against the coordinator's rows: three heads, two starts.
+    let names = fleet.shard_ledgers();
+    assert!(!names.is_empty());
+    for name in &names {
+        let (code, verdict) = fleet.verify(name);
+        assert_eq!(code, Some(0), "{name}: {verdict}");
+        assert_eq!(verdict["seq"], 3, "{name}: one write per round");
+        assert_eq!(verdict["heads_matched"], 5, "{name}: {verdict}");
+    }
+    // A shard rolled back to its copy of round 2 is caught only by those rows; an edited item
+    // by the chain itself.
+    let (name, round_two) = &copies[1][0];
+    let honest = std::fs::read(fleet.ledger_path(name)).unwrap();
+    std::fs::write(fleet.ledger_path(name), round_two).unwrap();
+    let (code, verdict) = fleet.verify(name);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, "index write 2", &format!("shard ledger {name}"));
+    let mut index: Value = serde_json::from_slice(&honest).unwrap();
+    let url = index["servers"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    *index
+        .pointer_mut(&format!("{}/0/tool_name", history_pointer(&url)))
+        .unwrap() = json!("other");
+    std::fs::write(fleet.ledger_path(name), index.to_string()).unwrap();
+    let (code, verdict) = fleet.verify(name);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, &format!("server {url}, item seq 1"), "edited");
+
+    // REPORT.sarif: one log of every shard's changes, as a single run writes it.
+    let log_path = fleet
+        .storage
+        .path()
+        .join("key_value_stores/default/REPORT.sarif.json");
+    let log: Value = serde_json::from_slice(&std::fs::read(&log_path).unwrap()).unwrap();
+    let changes = fleet.summaries[2]["changes_total"].as_u64().unwrap();
+    assert!(changes >= 4, "every server gained a tool");
+    assert_eq!(
+        log["runs"][0]["results"].as_array().unwrap().len() as u64,
+        changes
+    );
+    match support::sarif::check(&log_path) {
+        Some(found) => {
+            assert_eq!(found["schema_errors"], json!([]), "{found}");
+            assert_eq!(found["result_count"], json!(changes));
+            assert_eq!(found["run_properties"]["gate_tripped"], false);
+        }
+        None => support::skip("sharded REPORT.sarif schema", "SARIF tooling absent"),
+    }
 }
 
 const ACTOR: &str = "auditor~mcp-surface-ledger";

@@ -30,7 +30,8 @@ use serde_json::{Value, json};
 use crate::input::{AUTO_SHARDS, Input};
 use crate::platform::{Charging, Item, Record, Rounding, Storage, Store, Usd};
 use crate::registry::Fleet;
-use crate::report::{ChangeRow, ServerRow, ShardOutcome, SummaryRow};
+use crate::report::sarif;
+use crate::report::{ChainAnchor, ChangeRow, ServerRow, ShardOutcome, SummaryRow};
 use crate::run::{self, EVENT_RUN_START, RunError, RunOptions, RunOutcome};
 use placement::Placement;
 use plan::ShardJob;
@@ -298,6 +299,7 @@ impl Merged {
         if let Some(summary) = &summary {
             self.summary.absorb(summary);
             self.shard_charges.push(summary.charges.clone());
+            outcome.chain = summary.chain.clone();
         } else {
             tracing::error!(
                 shard = job.ledger_name,
@@ -371,6 +373,7 @@ fn outcome_for(job: &ShardJob, run_id: Option<String>, dataset_id: Option<String
         run_id,
         dataset_id,
         error: None,
+        chain: ChainAnchor::default(),
     }
 }
 
@@ -424,6 +427,9 @@ async fn write_merged(
         content_type: "text/html; charset=utf-8".to_string(),
     };
     storage.put_record(Store::Default, "REPORT", report).await?;
+    if input.report_sarif {
+        write_sarif(storage, input, &merged).await?;
+    }
     let mut status = run::final_status(&merged.summary);
     if let Some(chosen) = shards_chosen {
         status.push_str(&format!(
@@ -446,6 +452,28 @@ async fn write_merged(
     }
     storage.set_status_message(&status, true).await?;
     Ok(merged.summary)
+}
+
+/// Writes `REPORT.sarif`: the change rows of every shard that ran now, in one SARIF log, the
+/// gate tripped when any shard's did (the renderer of a single run, [`sarif::render_within`]).
+async fn write_sarif(
+    storage: &impl Storage,
+    input: &Input,
+    merged: &Merged,
+) -> Result<(), RunError> {
+    let gate = sarif::Gate {
+        fail_on: input.fail_on,
+        tripped: merged
+            .records
+            .iter()
+            .any(|r| r.outcome.status == GATE_TRIPPED),
+        changes: &merged.changes,
+    };
+    let bytes = sarif::render_within(&gate, crate::platform::MAX_RECORD_BYTES);
+    storage
+        .put_record(Store::Default, sarif::RECORD_KEY, Record::json(bytes))
+        .await?;
+    Ok(())
 }
 
 /// The charges of the whole watch: the coordinator's own plus every shard run's, per event.
