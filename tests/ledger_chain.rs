@@ -508,10 +508,14 @@ struct ShardedFleet {
 
 impl ShardedFleet {
     fn new(extra: Value) -> ShardedFleet {
-        let storage = tempfile::tempdir().unwrap();
         let peers: Vec<RmcpPeer> = (0..4)
             .map(|i| RmcpPeer::start(Self::surface_of(i, 0), RmcpMode::default()))
             .collect();
+        Self::with_peers(peers, extra)
+    }
+
+    fn with_peers(peers: Vec<RmcpPeer>, extra: Value) -> ShardedFleet {
+        let storage = tempfile::tempdir().unwrap();
         let mut input = json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
                                "ledger_name": "fleet", "shards": 2});
         for (key, value) in extra.as_object().unwrap() {
@@ -573,9 +577,20 @@ impl ShardedFleet {
             .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
     }
 
+    fn set_input(&self, key: &str, value: Value) {
+        let path = self.storage.path().join("input.json");
+        let mut input: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        input[key] = value;
+        std::fs::write(path, input.to_string()).unwrap();
+    }
+
+    fn index(&self, name: &str) -> Value {
+        serde_json::from_slice(&std::fs::read(self.ledger_path(name)).unwrap()).unwrap()
+    }
+
     /// The shard ledgers that exist (a shard every server hashed away from never ran).
     fn shard_ledgers(&self) -> Vec<String> {
-        (1..=2)
+        (1..=3)
             .map(|k| format!("fleet-shard-{k}"))
             .filter(|name| self.ledger_path(name).exists())
             .collect()
@@ -704,6 +719,119 @@ fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
         }
         None => support::skip("sharded REPORT.sarif schema", "SARIF tooling absent"),
     }
+}
+
+#[test]
+fn a_move_between_shards_is_a_chained_event_in_both_ledgers() {
+    use mcp_surface_ledger::shard::plan::shard_of;
+    // Peers until going from 2 to 3 shards moves some server (to the new shard 3) and keeps
+    // another where it is.
+    let mut peers = Vec::new();
+    let moves = |peers: &[RmcpPeer]| {
+        peers
+            .iter()
+            .filter(|p| shard_of(&json!(p.url.as_str()), 3) == 3)
+            .count()
+    };
+    while peers.len() < 4 || moves(&peers) == 0 || moves(&peers) == peers.len() {
+        let i = peers.len();
+        assert!(i < 40, "no fleet moves a server");
+        peers.push(RmcpPeer::start(
+            ShardedFleet::surface_of(i, 0),
+            RmcpMode::default(),
+        ));
+    }
+    let moved: Vec<(String, usize)> = peers
+        .iter()
+        .map(|p| p.url.as_str().to_string())
+        .filter(|u| shard_of(&json!(u), 3) == 3)
+        .map(|u| {
+            let from = shard_of(&json!(u), 2);
+            (u, from)
+        })
+        .collect();
+    let mut fleet = ShardedFleet::with_peers(peers, json!({}));
+    fleet.round();
+    fleet.round();
+    fleet.set_input("shards", json!(3));
+    fleet.round();
+
+    // Every shard ledger verifies against the coordinator's rows, the moves included.
+    for name in fleet.shard_ledgers() {
+        let (code, verdict) = fleet.verify(&name);
+        assert_eq!(code, Some(0), "{name}: {verdict}");
+    }
+    let destination = fleet.index("fleet-shard-3");
+    for (url, from) in &moved {
+        let source_name = format!("fleet-shard-{from}");
+        let source = fleet.index(&source_name);
+        assert!(
+            source["servers"].get(url).is_none(),
+            "{url} left {source_name}"
+        );
+        let out = &source["chain"]["moved_out"][url];
+        assert_eq!(out["event"], "moved_out", "{source}");
+        assert_eq!(out["ledger"], "fleet-shard-3");
+        // The entry's chain runs on through the move: two items of its own between the changes
+        // found before it and those its new shard found after.
+        let entry = &destination["servers"][url];
+        let history = entry["history"].as_array().unwrap();
+        let moves = entry["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), 2, "{entry}");
+        assert_eq!(moves[0], *out, "the source keeps the same item");
+        let at = moves[0]["seq"].as_u64().unwrap();
+        let mut seqs: Vec<u64> = history
+            .iter()
+            .chain(moves)
+            .map(|i| i["seq"].as_u64().unwrap())
+            .collect();
+        seqs.sort();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{entry}");
+        assert!(
+            history.iter().any(|i| i["seq"].as_u64().unwrap() < at),
+            "{entry}"
+        );
+        assert!(
+            history.iter().any(|i| i["seq"].as_u64().unwrap() > at + 1),
+            "{entry}"
+        );
+        assert_eq!(moves[1]["event"], "moved_in");
+        assert_eq!(moves[1]["ledger"], source_name);
+        assert_eq!(moves[1]["seq"], at + 1);
+        let started_from = &fleet.summaries[1]["shards"][from - 1];
+        assert_eq!(
+            moves[1]["source"]["head"],
+            started_from["ledger_chain_head"]
+        );
+        assert_eq!(moves[1]["source"]["seq"], started_from["ledger_chain_seq"]);
+    }
+    // One more round: the moved entries' chains go on in their new ledger.
+    fleet.round();
+    for name in fleet.shard_ledgers() {
+        let (code, verdict) = fleet.verify(&name);
+        assert_eq!(code, Some(0), "{name}: {verdict}");
+    }
+    // Another tool recomputes the chain of a ledger with moves from the document alone.
+    if let Ok(python) = which_python() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain/recompute.py");
+        let output = Command::new(python)
+            .arg(script)
+            .arg(fleet.ledger_path("fleet-shard-3"))
+            .output()
+            .unwrap();
+        let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(found["matches"], true, "{found}");
+    }
+    // The moved-in entry deleted from its new ledger is caught.
+    let mut tampered = fleet.index("fleet-shard-3");
+    tampered["servers"]
+        .as_object_mut()
+        .unwrap()
+        .remove(&moved[0].0);
+    std::fs::write(fleet.ledger_path("fleet-shard-3"), tampered.to_string()).unwrap();
+    let (code, verdict) = fleet.verify("fleet-shard-3");
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, &format!("server {}", moved[0].0), "removed");
 }
 
 const ACTOR: &str = "auditor~mcp-surface-ledger";

@@ -112,7 +112,8 @@ pub async fn coordinate(
     let stored = Round::load(storage, &input.ledger_name)
         .await
         .unwrap_or_else(|| Round::new(of, Utc::now(), Vec::new(), Placement::default()));
-    let previous = moves::settle(storage, &input.ledger_name, stored, target)
+    let signer = input.ledger_signing_key.clone();
+    let (previous, moved) = moves::settle(storage, &input.ledger_name, stored, target, signer)
         .await
         .map_err(ShardError::from)?;
     // Shards without servers do not run (a platform run would cost a start for nothing).
@@ -150,11 +151,17 @@ pub async fn coordinate(
     let mut runs: HashMap<usize, ShardRun> = to_run.iter().map(|job| job.shard).zip(runs).collect();
     let mut merged = Merged::new(&fleet);
     for job in &jobs {
-        let record = match runs.remove(&job.shard) {
+        let mut record = match runs.remove(&job.shard) {
             Some(run) => merged.add_run(job, run),
             None if job.entries.is_empty() => empty_record(job),
             None => merged.add_reused(job, previous.reusable(job)),
         };
+        // A shard ledger a move wrote and no run wrote after: the move's write is its anchor.
+        if record.outcome.chain.ledger_chain_head.is_none()
+            && let Some(anchor) = moved.get(&job.ledger_name)
+        {
+            record.outcome.chain = anchor.clone();
+        }
         merged.records.push(record);
     }
     let started_at = if !previous.is_complete() && previous.of == of {
