@@ -547,7 +547,7 @@ impl ShardedFleet {
         ))
     }
 
-    fn round(&mut self) {
+    fn round(&mut self) -> Output {
         let round = self.summaries.len();
         for (i, peer) in self.peers.iter().enumerate() {
             peer.set_surface(Self::surface_of(i, round));
@@ -561,7 +561,7 @@ impl ShardedFleet {
                 input.to_str().unwrap(),
                 "--allow-private-targets",
             ],
-            "warn",
+            "info",
         );
         assert_eq!(
             output.status.code(),
@@ -575,6 +575,7 @@ impl ShardedFleet {
             .join("key_value_stores/default/OUTPUT.json");
         self.summaries
             .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
+        output
     }
 
     fn set_input(&self, key: &str, value: Value) {
@@ -698,6 +699,21 @@ fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
     let (code, verdict) = fleet.verify(name);
     assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, &format!("server {url}, item seq 1"), "edited");
+    // The next round's shard run finds it broken: its shard item and the status message say so.
+    let output = fleet.round();
+    let item = fleet.summaries[3]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["ledger_name"] == json!(name))
+        .unwrap()
+        .clone();
+    assert_eq!(item["ledger_chain_status"], "broken", "{item}");
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        printed.contains(&format!("LEDGER CHAIN BROKEN in {name}")),
+        "{printed}"
+    );
 
     // REPORT.sarif: one log of every shard's changes, as a single run writes it.
     let log_path = fleet
@@ -705,7 +721,9 @@ fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
         .path()
         .join("key_value_stores/default/REPORT.sarif.json");
     let log: Value = serde_json::from_slice(&std::fs::read(&log_path).unwrap()).unwrap();
-    let changes = fleet.summaries[2]["changes_total"].as_u64().unwrap();
+    let changes = fleet.summaries.last().unwrap()["changes_total"]
+        .as_u64()
+        .unwrap();
     assert!(changes >= 4, "every server gained a tool");
     assert_eq!(
         log["runs"][0]["results"].as_array().unwrap().len() as u64,

@@ -97,7 +97,11 @@ fn assert_chains_intact(root: &Path, when: &str) {
             "{when}: shard {name}"
         );
         assert_ne!(index["chain"]["genesis"]["kind"], "rebased", "{when}");
-        for (key, out) in index["chain"]["moved_out"].as_object().into_iter().flatten() {
+        for (key, out) in index["chain"]["moved_out"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
             departed.insert(key.clone(), out.clone());
         }
     }

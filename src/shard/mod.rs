@@ -156,11 +156,8 @@ pub async fn coordinate(
             None if job.entries.is_empty() => empty_record(job),
             None => merged.add_reused(job, previous.reusable(job)),
         };
-        // A shard ledger a move wrote and no run wrote after: the move's write is its anchor.
-        if record.outcome.chain.ledger_chain_head.is_none()
-            && let Some(anchor) = moved.get(&job.ledger_name)
-        {
-            record.outcome.chain = anchor.clone();
+        if let Some(anchor) = moved.get(&job.ledger_name) {
+            note_move(&mut record.outcome.chain, anchor);
         }
         merged.records.push(record);
     }
@@ -181,6 +178,18 @@ pub async fn coordinate(
             .any(|r| r.outcome.status == GATE_TRIPPED),
         failed_shards: round.shards.iter().filter(|r| !r.succeeded()).count(),
     })
+}
+
+/// Takes the chain fields of a move's write into a shard's: they are the shard's anchor when no
+/// run wrote its ledger after the move, and a break the move found is named either way (the
+/// shard's run then found the chain the move started again).
+fn note_move(chain: &mut ChainAnchor, moved: &ChainAnchor) {
+    if chain.ledger_chain_head.is_none() {
+        *chain = moved.clone();
+    } else if moved.ledger_chain_break.is_some() {
+        chain.ledger_chain_status = moved.ledger_chain_status.clone();
+        chain.ledger_chain_break = moved.ledger_chain_break.clone();
+    }
 }
 
 /// What every shard's run is made from.
@@ -444,6 +453,14 @@ async fn write_merged(
             fleet.entries.len()
         ));
     }
+    for record in &merged.records {
+        if let Some(found) = &record.outcome.chain.ledger_chain_break {
+            status.push_str(&format!(
+                "; LEDGER CHAIN BROKEN in {} ({found}): a new chain was started from the state found",
+                record.outcome.ledger_name
+            ));
+        }
+    }
     if failed > 0 {
         let names: Vec<&str> = merged
             .records
@@ -514,6 +531,32 @@ pub fn merge_charges(coordinator: Value, shards: &[Value]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_move_write_anchors_a_shard_that_did_not_run_and_its_break_is_kept() {
+        let anchor = |status: &str, head: &str, found: Option<&str>| ChainAnchor {
+            ledger_chain_status: Some(status.into()),
+            ledger_chain_head: Some(head.into()),
+            ledger_chain_break: found.map(str::to_string),
+            ..ChainAnchor::default()
+        };
+        let moved_intact = anchor("intact", "m", None);
+        let moved_broken = anchor("broken", "m", Some("server x: edited"));
+        let ran = anchor("intact", "r", None);
+        let cases = [
+            (ChainAnchor::default(), &moved_intact, moved_intact.clone()),
+            (ran.clone(), &moved_intact, ran.clone()),
+            (
+                ran.clone(),
+                &moved_broken,
+                anchor("broken", "r", Some("server x: edited")),
+            ),
+        ];
+        for (mut chain, moved, expected) in cases {
+            note_move(&mut chain, moved);
+            assert_eq!(chain, expected);
+        }
+    }
 
     #[test]
     fn charges_add_up_per_event_exactly() {

@@ -165,8 +165,7 @@ async fn apply<S: Storage>(
     // The `moved_out` item of each moved entry, as its destination holds it.
     let mut departures: HashMap<String, MoveItem> = HashMap::new();
     for (destination, incoming) in by_shard(&moves, |m| m.to) {
-        let destination_name = name(destination);
-        let mut ledger = open(context, &destination_name).await?;
+        let mut ledger = open(context, &name(destination)).await?;
         for (source, servers) in by_shard(&incoming, |m| m.from) {
             let held = match sources.entry(source) {
                 std::collections::hash_map::Entry::Occupied(held) => held.into_mut(),
@@ -175,40 +174,7 @@ async fn apply<S: Storage>(
                 }
             };
             let ids: BTreeSet<&ServerId> = servers.iter().map(|m| &m.server).collect();
-            let started_from = held.chain.as_ref().map(|c| LogItem {
-                seq: c.opened.from.0,
-                head: c.opened.from.1.clone(),
-            });
-            for (key, entry) in held.servers.iter() {
-                if !ids.contains(&entry_server(key)) {
-                    continue;
-                }
-                // An entry the destination already holds is kept, unless the source's was seen
-                // more recently (a stale one left from an earlier stay of the server there).
-                let stale = ledger
-                    .servers
-                    .get(key)
-                    .is_none_or(|held| held.last_seen < entry.last_seen);
-                if stale {
-                    let mut copy = entry.clone();
-                    chain::moved::move_out(&mut copy, &destination_name, context.now);
-                    let from = started_from.clone().unwrap_or(LogItem {
-                        seq: 0,
-                        head: chain::ZERO_HEAD.to_string(),
-                    });
-                    chain::moved::move_in(&mut copy, &name(source), from, context.now);
-                    if let Some(chain) = ledger.chain.as_mut() {
-                        chain.moved_out.remove(key);
-                    }
-                    ledger.servers.insert(key.clone(), copy);
-                }
-                let copied = ledger.servers.get(key);
-                if let Some(out) =
-                    copied.and_then(|e| chain::moved::last_move_out(e, &destination_name))
-                {
-                    departures.insert(key.clone(), out.clone());
-                }
-            }
+            arrive(&mut ledger, held, &ids, context.now, &mut departures);
         }
         save(context, &mut ledger, written).await?;
         writes.wrote();
@@ -217,32 +183,90 @@ async fn apply<S: Storage>(
         let mut ledger = open(context, &name(source)).await?;
         let leaving: BTreeMap<&ServerId, String> =
             outgoing.iter().map(|m| (&m.server, name(m.to))).collect();
-        let keys: Vec<String> = ledger
-            .servers
-            .keys()
-            .filter(|key| leaving.contains_key(&entry_server(key)))
-            .cloned()
-            .collect();
-        if keys.is_empty() {
-            continue;
+        if depart(&mut ledger, &leaving, context.now, &mut departures) {
+            save(context, &mut ledger, written).await?;
+            writes.wrote();
         }
-        for key in keys {
-            let Some(mut entry) = ledger.servers.remove(&key) else {
-                continue;
-            };
-            let to = &leaving[&entry_server(&key)];
-            let out = match departures.remove(&key) {
-                Some(out) => out,
-                None => chain::moved::move_out(&mut entry, to, context.now),
-            };
-            if let Some(chain) = ledger.chain.as_mut() {
-                chain.moved_out.insert(key, out);
-            }
-        }
-        save(context, &mut ledger, written).await?;
-        writes.wrote();
     }
     Ok(())
+}
+
+/// Copies the entries of servers `ids` from `source` into `destination`, each with its
+/// `moved_out` and `moved_in` items, and notes each moved entry's `moved_out` item as the
+/// destination holds it (also for an entry an earlier, interrupted move already copied).
+fn arrive(
+    destination: &mut Ledger,
+    source: &Ledger,
+    ids: &BTreeSet<&ServerId>,
+    now: DateTime<Utc>,
+    departures: &mut HashMap<String, MoveItem>,
+) {
+    let started_from = source.chain.as_ref().map_or(
+        LogItem {
+            seq: 0,
+            head: chain::ZERO_HEAD.to_string(),
+        },
+        |c| LogItem {
+            seq: c.opened.from.0,
+            head: c.opened.from.1.clone(),
+        },
+    );
+    let destination_name = destination.ledger_name.clone();
+    for (key, entry) in source.servers.iter() {
+        if !ids.contains(&entry_server(key)) {
+            continue;
+        }
+        // An entry the destination already holds is kept, unless the source's was seen more
+        // recently (a stale one left from an earlier stay of the server there).
+        let stale = destination
+            .servers
+            .get(key)
+            .is_none_or(|held| held.last_seen < entry.last_seen);
+        if stale {
+            let mut copy = entry.clone();
+            chain::moved::move_out(&mut copy, &destination_name, now);
+            let from = started_from.clone();
+            chain::moved::move_in(&mut copy, &source.ledger_name, from, now);
+            if let Some(chain) = destination.chain.as_mut() {
+                chain.moved_out.remove(key);
+            }
+            destination.servers.insert(key.clone(), copy);
+        }
+        let held = destination.servers.get(key);
+        if let Some(out) = held.and_then(|e| chain::moved::last_move_out(e, &destination_name)) {
+            departures.insert(key.clone(), out.clone());
+        }
+    }
+}
+
+/// Removes the entries of the servers `leaving` (each with its destination ledger) from
+/// `source`, keeping each one's `moved_out` item in `chain.moved_out`; returns whether any
+/// entry left.
+fn depart(
+    source: &mut Ledger,
+    leaving: &BTreeMap<&ServerId, String>,
+    now: DateTime<Utc>,
+    departures: &mut HashMap<String, MoveItem>,
+) -> bool {
+    let keys: Vec<String> = source
+        .servers
+        .keys()
+        .filter(|key| leaving.contains_key(&entry_server(key)))
+        .cloned()
+        .collect();
+    for key in &keys {
+        let Some(mut entry) = source.servers.remove(key) else {
+            continue;
+        };
+        let out = match departures.remove(key) {
+            Some(out) => out,
+            None => chain::moved::move_out(&mut entry, &leaving[&entry_server(key)], now),
+        };
+        if let Some(chain) = source.chain.as_mut() {
+            chain.moved_out.insert(key.clone(), out);
+        }
+    }
+    !keys.is_empty()
 }
 
 /// Loads a shard ledger and opens its chain for the next write.
@@ -255,14 +279,22 @@ async fn open<S: Storage>(context: &MoveContext<'_, S>, name: &str) -> Result<Le
     Ok(ledger)
 }
 
-/// Writes a shard ledger (its chain sealed) and notes the chain fields of the write.
+/// Writes a shard ledger (its chain sealed) and notes the chain fields of the write; a break
+/// an earlier write of this move found in that ledger stays named.
 async fn save<S: Storage>(
     context: &MoveContext<'_, S>,
     ledger: &mut Ledger,
     written: &mut Written,
 ) -> Result<(), MoveError> {
     ledger.save(context.storage).await?;
-    written.insert(ledger.ledger_name.clone(), chain::anchor(ledger));
+    let mut anchor = chain::anchor(ledger);
+    if let Some(earlier) = written.get(&ledger.ledger_name)
+        && earlier.ledger_chain_break.is_some()
+    {
+        anchor.ledger_chain_status = earlier.ledger_chain_status.clone();
+        anchor.ledger_chain_break = earlier.ledger_chain_break.clone();
+    }
+    written.insert(ledger.ledger_name.clone(), anchor);
     Ok(())
 }
 

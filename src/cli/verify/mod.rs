@@ -156,7 +156,7 @@ enum HeadsFrom {
     /// A heads file, already read.
     File(Vec<Witness>),
     /// The Actor's past runs on the platform.
-    Runs(Runs, String),
+    Runs(Box<Runs>, String),
     /// Nothing: the chain is checked against itself only.
     Nothing,
 }
@@ -177,7 +177,7 @@ fn heads_from(args: &VerifyArgs, env: &PlatformEnv) -> Result<HeadsFrom, CliErro
     })?;
     let api = ApiClient::new(env).map_err(|e| CliError::Runtime(e.to_string()))?;
     let runs = Runs::new(api, actor_id.clone(), None, std::time::Duration::ZERO);
-    Ok(HeadsFrom::Runs(runs, actor_id))
+    Ok(HeadsFrom::Runs(Box::new(runs), actor_id))
 }
 
 /// `verify`: prints the verdict as JSON to `out`; returns whether the ledger is intact.
