@@ -64,6 +64,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize) -> Entry {
             })
             .collect(),
         history_base: None,
+        moves: Vec::new(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
 
+mod platform_fake;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +51,8 @@ struct Fleet {
     summaries: Vec<Value>,
     /// The ledger index after each run.
     copies: Vec<Vec<u8>>,
+    /// Every dataset item of each run, in the order written.
+    datasets: Vec<Vec<Value>>,
 }
 
 impl Fleet {
@@ -70,6 +73,7 @@ impl Fleet {
             peers,
             summaries: Vec::new(),
             copies: Vec::new(),
+            datasets: Vec::new(),
         }
     }
 
@@ -112,6 +116,18 @@ impl Fleet {
         self.summaries
             .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
         self.copies.push(std::fs::read(self.index_path()).unwrap());
+        let dataset = self.storage.path().join("datasets/default");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dataset)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        self.datasets.push(
+            files
+                .iter()
+                .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap())
+                .collect(),
+        );
         output
     }
 
@@ -481,40 +497,71 @@ fn signed_heads_verify_with_their_key_and_the_key_never_leaks() {
     assert!(!printed.contains(&secret_like[..40]), "{printed}");
 }
 
-#[test]
-fn each_shard_of_a_sharded_watch_keeps_a_chain_that_verifies_on_its_own() {
-    let storage = tempfile::tempdir().unwrap();
-    // Distinct surfaces per server: the shards run at once and write their surface records
-    // at the same time.
-    let surface_of = |server: usize, run: usize| {
+/// A sharded watch of four servers over two shards in this process (the binary's local
+/// coordinator), rounds of runs against real peers.
+struct ShardedFleet {
+    storage: tempfile::TempDir,
+    peers: Vec<RmcpPeer>,
+    /// The coordinator's summary row (OUTPUT) of each round.
+    summaries: Vec<Value>,
+}
+
+impl ShardedFleet {
+    fn new(extra: Value) -> ShardedFleet {
+        let peers: Vec<RmcpPeer> = (0..4)
+            .map(|i| RmcpPeer::start(Self::surface_of(i, 0), RmcpMode::default()))
+            .collect();
+        Self::with_peers(peers, extra)
+    }
+
+    fn with_peers(peers: Vec<RmcpPeer>, extra: Value) -> ShardedFleet {
+        let storage = tempfile::tempdir().unwrap();
+        let mut input = json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
+                               "ledger_name": "fleet", "shards": 2});
+        for (key, value) in extra.as_object().unwrap() {
+            input[key] = value.clone();
+        }
+        std::fs::write(storage.path().join("input.json"), input.to_string()).unwrap();
+        ShardedFleet {
+            storage,
+            peers,
+            summaries: Vec::new(),
+        }
+    }
+
+    /// Distinct surfaces per server: the shards run at once and write their surface records
+    /// at the same time.
+    fn surface_of(server: usize, run: usize) -> Value {
         let mut value = surface(run);
         value["name"] = json!(format!("chain-peer-{server}"));
         value
-    };
-    let peers: Vec<RmcpPeer> = (0..4)
-        .map(|i| RmcpPeer::start(surface_of(i, 0), RmcpMode::default()))
-        .collect();
-    let input = storage.path().join("input.json");
-    std::fs::write(
-        &input,
-        json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
-               "ledger_name": "fleet", "shards": 2})
-        .to_string(),
-    )
-    .unwrap();
-    for run in 0..3 {
-        for (i, peer) in peers.iter().enumerate() {
-            peer.set_surface(surface_of(i, run));
+    }
+
+    fn dir(&self) -> &str {
+        self.storage.path().to_str().unwrap()
+    }
+
+    fn ledger_path(&self, name: &str) -> PathBuf {
+        self.storage.path().join(format!(
+            "key_value_stores/mcp-tool-surface-ledger/{name}.json"
+        ))
+    }
+
+    fn round(&mut self) -> Output {
+        let round = self.summaries.len();
+        for (i, peer) in self.peers.iter().enumerate() {
+            peer.set_surface(Self::surface_of(i, round));
         }
+        let input = self.storage.path().join("input.json");
         let output = ledger(
             &[
                 "--storage-dir",
-                storage.path().to_str().unwrap(),
+                self.dir(),
                 "--input",
                 input.to_str().unwrap(),
                 "--allow-private-targets",
             ],
-            "warn",
+            "info",
         );
         assert_eq!(
             output.status.code(),
@@ -522,30 +569,470 @@ fn each_shard_of_a_sharded_watch_keeps_a_chain_that_verifies_on_its_own() {
             "{}",
             String::from_utf8_lossy(&output.stderr)
         );
+        let summary = self
+            .storage
+            .path()
+            .join("key_value_stores/default/OUTPUT.json");
+        self.summaries
+            .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
+        output
     }
-    let store = storage
-        .path()
-        .join("key_value_stores/mcp-tool-surface-ledger");
-    let mut verified = 0;
-    for shard in 1..=2 {
-        let name = format!("fleet-shard-{shard}");
-        if !Path::new(&store.join(format!("{name}.json"))).exists() {
-            continue; // every server hashed to the other shard
-        }
+
+    fn set_input(&self, key: &str, value: Value) {
+        let path = self.storage.path().join("input.json");
+        let mut input: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        input[key] = value;
+        std::fs::write(path, input.to_string()).unwrap();
+    }
+
+    fn index(&self, name: &str) -> Value {
+        serde_json::from_slice(&std::fs::read(self.ledger_path(name)).unwrap()).unwrap()
+    }
+
+    /// The shard ledgers that exist (a shard every server hashed away from never ran).
+    fn shard_ledgers(&self) -> Vec<String> {
+        (1..=3)
+            .map(|k| format!("fleet-shard-{k}"))
+            .filter(|name| self.ledger_path(name).exists())
+            .collect()
+    }
+
+    /// `verify` of one shard ledger with the heads of the coordinator's summary rows.
+    fn verify(&self, name: &str) -> (Option<i32>, Value) {
+        let heads = self.storage.path().join("heads.json");
+        std::fs::write(&heads, Value::Array(self.summaries.clone()).to_string()).unwrap();
         let output = ledger(
             &[
                 "verify",
                 "--storage-dir",
-                storage.path().to_str().unwrap(),
+                self.dir(),
                 "--ledger",
-                &name,
+                name,
+                "--heads",
+                heads.to_str().unwrap(),
             ],
             "warn",
         );
-        let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
-        assert_eq!(output.status.code(), Some(0), "{name}: {verdict}");
-        assert_eq!(verdict["seq"], 3, "{name}: one write per round");
-        verified += 1;
+        let verdict = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+        (output.status.code(), verdict)
     }
-    assert!(verified >= 1);
+}
+
+#[test]
+fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
+    let mut fleet = ShardedFleet::new(json!({"report_sarif": true}));
+    let mut copies: Vec<Vec<(String, Vec<u8>)>> = Vec::new();
+    for _ in 0..3 {
+        fleet.round();
+        copies.push(
+            fleet
+                .shard_ledgers()
+                .into_iter()
+                .map(|name| {
+                    let bytes = std::fs::read(fleet.ledger_path(&name)).unwrap();
+                    (name, bytes)
+                })
+                .collect(),
+        );
+    }
+    // The coordinator writes no ledger: the single-run fields are absent, each shard item of a
+    // shard that ran has its ledger's.
+    let last = fleet.summaries.last().unwrap();
+    assert!(last.get("ledger_chain_head").is_none(), "{last}");
+    let ran: Vec<&Value> = last["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"] == "succeeded")
+        .collect();
+    assert!(!ran.is_empty());
+    for (round, summary) in fleet.summaries.iter().enumerate() {
+        for shard in summary["shards"].as_array().unwrap() {
+            if shard["status"] != "succeeded" {
+                continue;
+            }
+            assert_eq!(shard["ledger_chain_seq"], round as u64 + 1, "{shard}");
+            assert_eq!(shard["ledger_chain_head"].as_str().unwrap().len(), 64);
+            let expected = if round == 0 { "new" } else { "intact" };
+            assert_eq!(shard["ledger_chain_status"], expected);
+            if round > 0 {
+                let before = fleet.summaries[round - 1]["shards"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|s| s["ledger_name"] == shard["ledger_name"])
+                    .unwrap();
+                assert_eq!(shard["ledger_chain_prev_head"], before["ledger_chain_head"]);
+            }
+        }
+    }
+
+    // Each shard ledger verifies against the coordinator's rows: three heads, two starts.
+    let names = fleet.shard_ledgers();
+    assert!(!names.is_empty());
+    for name in &names {
+        let (code, verdict) = fleet.verify(name);
+        assert_eq!(code, Some(0), "{name}: {verdict}");
+        assert_eq!(verdict["seq"], 3, "{name}: one write per round");
+        assert_eq!(verdict["heads_matched"], 5, "{name}: {verdict}");
+    }
+    // A shard rolled back to its copy of round 2 is caught only by those rows; an edited item
+    // by the chain itself.
+    let (name, round_two) = &copies[1][0];
+    let honest = std::fs::read(fleet.ledger_path(name)).unwrap();
+    std::fs::write(fleet.ledger_path(name), round_two).unwrap();
+    let (code, verdict) = fleet.verify(name);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, "index write 2", &format!("shard ledger {name}"));
+    let mut index: Value = serde_json::from_slice(&honest).unwrap();
+    let url = index["servers"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    *index
+        .pointer_mut(&format!("{}/0/tool_name", history_pointer(&url)))
+        .unwrap() = json!("other");
+    std::fs::write(fleet.ledger_path(name), index.to_string()).unwrap();
+    let (code, verdict) = fleet.verify(name);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, &format!("server {url}, item seq 1"), "edited");
+    // The next round's shard run finds it broken: its shard item and the status message say so.
+    let output = fleet.round();
+    let item = fleet.summaries[3]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["ledger_name"] == json!(name))
+        .unwrap()
+        .clone();
+    assert_eq!(item["ledger_chain_status"], "broken", "{item}");
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        printed.contains(&format!("LEDGER CHAIN BROKEN in {name}")),
+        "{printed}"
+    );
+
+    // REPORT.sarif: one log of every shard's changes, as a single run writes it.
+    let log_path = fleet
+        .storage
+        .path()
+        .join("key_value_stores/default/REPORT.sarif.json");
+    let log: Value = serde_json::from_slice(&std::fs::read(&log_path).unwrap()).unwrap();
+    let changes = fleet.summaries.last().unwrap()["changes_total"]
+        .as_u64()
+        .unwrap();
+    assert!(changes >= 4, "every server gained a tool");
+    assert_eq!(
+        log["runs"][0]["results"].as_array().unwrap().len() as u64,
+        changes
+    );
+    match support::sarif::check(&log_path) {
+        Some(found) => {
+            assert_eq!(found["schema_errors"], json!([]), "{found}");
+            assert_eq!(found["result_count"], json!(changes));
+            assert_eq!(found["run_properties"]["gate_tripped"], false);
+        }
+        None => support::skip("sharded REPORT.sarif schema", "SARIF tooling absent"),
+    }
+}
+
+#[test]
+fn a_move_between_shards_is_a_chained_event_in_both_ledgers() {
+    use mcp_surface_ledger::shard::plan::shard_of;
+    // Peers until going from 2 to 3 shards moves some server (to the new shard 3) and keeps
+    // another where it is.
+    let mut peers = Vec::new();
+    let moves = |peers: &[RmcpPeer]| {
+        peers
+            .iter()
+            .filter(|p| shard_of(&json!(p.url.as_str()), 3) == 3)
+            .count()
+    };
+    while peers.len() < 4 || moves(&peers) == 0 || moves(&peers) == peers.len() {
+        let i = peers.len();
+        assert!(i < 40, "no fleet moves a server");
+        peers.push(RmcpPeer::start(
+            ShardedFleet::surface_of(i, 0),
+            RmcpMode::default(),
+        ));
+    }
+    let moved: Vec<(String, usize)> = peers
+        .iter()
+        .map(|p| p.url.as_str().to_string())
+        .filter(|u| shard_of(&json!(u), 3) == 3)
+        .map(|u| {
+            let from = shard_of(&json!(u), 2);
+            (u, from)
+        })
+        .collect();
+    let mut fleet = ShardedFleet::with_peers(peers, json!({}));
+    fleet.round();
+    fleet.round();
+    fleet.set_input("shards", json!(3));
+    fleet.round();
+
+    // Every shard ledger verifies against the coordinator's rows, the moves included.
+    for name in fleet.shard_ledgers() {
+        let (code, verdict) = fleet.verify(&name);
+        assert_eq!(code, Some(0), "{name}: {verdict}");
+    }
+    let destination = fleet.index("fleet-shard-3");
+    for (url, from) in &moved {
+        let source_name = format!("fleet-shard-{from}");
+        let source = fleet.index(&source_name);
+        assert!(
+            source["servers"].get(url).is_none(),
+            "{url} left {source_name}"
+        );
+        let out = &source["chain"]["moved_out"][url];
+        assert_eq!(out["event"], "moved_out", "{source}");
+        assert_eq!(out["ledger"], "fleet-shard-3");
+        // The entry's chain runs on through the move: two items of its own between the changes
+        // found before it and those its new shard found after.
+        let entry = &destination["servers"][url];
+        let history = entry["history"].as_array().unwrap();
+        let moves = entry["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), 2, "{entry}");
+        assert_eq!(moves[0], *out, "the source keeps the same item");
+        let at = moves[0]["seq"].as_u64().unwrap();
+        let mut seqs: Vec<u64> = history
+            .iter()
+            .chain(moves)
+            .map(|i| i["seq"].as_u64().unwrap())
+            .collect();
+        seqs.sort();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{entry}");
+        assert!(
+            history.iter().any(|i| i["seq"].as_u64().unwrap() < at),
+            "{entry}"
+        );
+        assert!(
+            history.iter().any(|i| i["seq"].as_u64().unwrap() > at + 1),
+            "{entry}"
+        );
+        assert_eq!(moves[1]["event"], "moved_in");
+        assert_eq!(moves[1]["ledger"], source_name);
+        assert_eq!(moves[1]["seq"], at + 1);
+        let started_from = &fleet.summaries[1]["shards"][from - 1];
+        assert_eq!(
+            moves[1]["source"]["head"],
+            started_from["ledger_chain_head"]
+        );
+        assert_eq!(moves[1]["source"]["seq"], started_from["ledger_chain_seq"]);
+    }
+    // One more round: the moved entries' chains go on in their new ledger.
+    fleet.round();
+    for name in fleet.shard_ledgers() {
+        let (code, verdict) = fleet.verify(&name);
+        assert_eq!(code, Some(0), "{name}: {verdict}");
+    }
+    // Another tool recomputes the chain of a ledger with moves from the document alone.
+    if let Ok(python) = which_python() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain/recompute.py");
+        let output = Command::new(python)
+            .arg(script)
+            .arg(fleet.ledger_path("fleet-shard-3"))
+            .output()
+            .unwrap();
+        let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(found["matches"], true, "{found}");
+    }
+    // The moved-in entry deleted from its new ledger is caught.
+    let mut tampered = fleet.index("fleet-shard-3");
+    tampered["servers"]
+        .as_object_mut()
+        .unwrap()
+        .remove(&moved[0].0);
+    std::fs::write(fleet.ledger_path("fleet-shard-3"), tampered.to_string()).unwrap();
+    let (code, verdict) = fleet.verify("fleet-shard-3");
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, &format!("server {}", moved[0].0), "removed");
+}
+
+const ACTOR: &str = "auditor~mcp-surface-ledger";
+
+/// `verify` on the platform (the fake API), without a heads file: the heads come from the
+/// Actor's past runs.
+async fn verify_on_platform(fake: &platform_fake::FakeApify, actor: Option<&str>) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .args(["verify", "--ledger", LEDGER])
+        .env("RUST_LOG", "warn");
+    for (name, _) in std::env::vars() {
+        if name.starts_with("APIFY_") || name.starts_with("ACTOR_") || name == "CRAWLEE_STORAGE_DIR"
+        {
+            command.env_remove(name);
+        }
+    }
+    command.envs(fake.env_vars());
+    if let Some(actor) = actor {
+        command.env("ACTOR_ID", actor);
+    }
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn verdict_of(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_platform_verify_reads_the_heads_from_past_runs() {
+    let mut fleet = Fleet::new(json!({}));
+    for _ in 0..5 {
+        fleet.run();
+    }
+    let fake = platform_fake::FakeApify::start().await;
+    // The five runs, oldest first, each with its whole dataset; a run of another Actor and a
+    // run whose dataset the platform has deleted.
+    fake.add_finished_run(
+        "someone~else",
+        "run-x",
+        "ds-x",
+        vec![fleet.summaries[0].clone()],
+    );
+    fake.add_finished_run(ACTOR, "run-0", "ds-0", Vec::new());
+    fake.state().gone_datasets.push("ds-0".to_string());
+    for (k, items) in fleet.datasets.iter().enumerate() {
+        let id = k + 1;
+        fake.add_finished_run(
+            ACTOR,
+            &format!("run-{id}"),
+            &format!("ds-{id}"),
+            items.clone(),
+        );
+    }
+    let store = mcp_surface_ledger::platform::LEDGER_STORE_NAME;
+    fake.put_named_record(store, LEDGER, fleet.copies[4].clone());
+
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    let verdict = verdict_of(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{verdict} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(verdict["heads_source"], "runs");
+    assert_eq!(
+        verdict["heads_matched"], 9,
+        "five heads and the four each run started from"
+    );
+    assert_eq!(verdict["runs"]["read"], 6);
+    assert_eq!(verdict["runs"]["total"], 6);
+    assert_eq!(verdict["runs"]["datasets_gone"], 1);
+    assert!(verdict.get("note").is_none(), "{verdict}");
+
+    // Every request: the ledger store and record, one page of runs, the end of each dataset.
+    let requests = fake.state().requests.clone();
+    let mut seen: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}?{}",
+                r.method,
+                r.path,
+                r.query.clone().unwrap_or_default()
+            )
+        })
+        .collect();
+    seen.sort();
+    let fields = "record_type%2Cledger_name%2Cledger_chain_seq%2Cledger_chain_head%2Cledger_chain_prev_head%2Cshards";
+    let mut expected: Vec<String> = (0..=5)
+        .map(|k| {
+            format!(
+                "GET /v2/datasets/ds-{k}/items?format=json&clean=true&desc=true&limit=5&fields={fields}"
+            )
+        })
+        .collect();
+    expected.push(format!(
+        "GET /v2/acts/{ACTOR}/runs?desc=true&offset=0&limit=100"
+    ));
+    expected.push("GET /v2/key-value-stores/kv-named-1/records/audited?attachment=true".into());
+    expected.push(format!("POST /v2/key-value-stores?name={store}"));
+    expected.sort();
+    assert_eq!(seen, expected);
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.header("authorization") == Some("Bearer test-token-123")),
+        "every call carries the token"
+    );
+
+    // The index rolled back to run 3's valid copy: the heads of runs 4 and 5 catch it.
+    fake.put_named_record(store, LEDGER, fleet.copies[2].clone());
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    let verdict = verdict_of(&output);
+    assert_eq!(output.status.code(), Some(1), "{verdict}");
+    assert_break(&verdict, "index write 3", "rolled back");
+    assert_break(&verdict, "", "run run-");
+
+    // A head forged in one past run's dataset is reported, with the run that carries it.
+    fake.put_named_record(store, LEDGER, fleet.copies[4].clone());
+    {
+        let mut state = fake.state();
+        let items = state.datasets.get_mut("ds-3").unwrap();
+        let summary = items.last_mut().unwrap();
+        assert_eq!(summary["record_type"], "summary");
+        summary["ledger_chain_head"] = json!("e".repeat(64));
+    }
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    let verdict = verdict_of(&output);
+    assert_eq!(output.status.code(), Some(1), "{verdict}");
+    assert_break(
+        &verdict,
+        "index write 3",
+        "run run-3 (dataset ds-3) says head eeee",
+    );
+
+    // A token that may not list the runs, and no Actor id: exit 2 with what to do.
+    fake.fail_next(
+        axum::http::Method::GET,
+        &format!("/v2/acts/{ACTOR}/runs"),
+        403,
+        "insufficient-permissions",
+        "You do not have permission",
+    );
+    let output = verify_on_platform(&fake, Some(ACTOR)).await;
+    assert_eq!(output.status.code(), Some(2));
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        printed.contains("APIFY_TOKEN") && printed.contains("--heads"),
+        "{printed}"
+    );
+    assert!(!printed.contains("test-token-123"), "{printed}");
+    let output = verify_on_platform(&fake, None).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("ACTOR_ID"));
+
+    // Bounded: with room for two runs, the note says the history is longer.
+    let env = mcp_surface_ledger::platform::PlatformEnv::from_vars(|name| {
+        fake.env_vars()
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    })
+    .unwrap();
+    let api = mcp_surface_ledger::platform::ApiClient::new(&env).unwrap();
+    let runs = mcp_surface_ledger::platform::Runs::new(
+        api,
+        ACTOR.to_string(),
+        None,
+        std::time::Duration::ZERO,
+    );
+    let (witnesses, read) =
+        mcp_surface_ledger::cli::verify::runs::witnesses(&runs, ACTOR, LEDGER, 2)
+            .await
+            .unwrap();
+    assert_eq!((read.read, read.total), (2, 6));
+    assert_eq!(witnesses.len(), 4, "runs 5 and 4: two heads each");
+    assert!(
+        read.note()
+            .unwrap()
+            .contains("newest 2 of the Actor's 6 runs")
+    );
 }

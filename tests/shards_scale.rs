@@ -68,6 +68,54 @@ fn assert_every_server_read_once(rows: &Rows, urls: &[String]) {
     );
 }
 
+/// Every shard ledger index of `fleet`, by name.
+fn shard_indexes(root: &Path) -> BTreeMap<String, Value> {
+    let store = root.join("key_value_stores/mcp-tool-surface-ledger");
+    let mut indexes = BTreeMap::new();
+    for file in std::fs::read_dir(&store).unwrap() {
+        let name = file.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some(ledger) = name
+            .strip_prefix("fleet-shard-")
+            .and_then(|n| n.strip_suffix(".json"))
+        {
+            let bytes = std::fs::read(store.join(&name)).unwrap();
+            indexes.insert(ledger.to_string(), serde_json::from_slice(&bytes).unwrap());
+        }
+    }
+    indexes
+}
+
+/// Every shard ledger's chain checks, none was started again, entries moved, and each moved
+/// entry's `moved_out` item is the one its source ledger keeps.
+fn assert_chains_intact(root: &Path, when: &str) {
+    let indexes = shard_indexes(root);
+    let mut departed = BTreeMap::new();
+    for (name, index) in &indexes {
+        assert_eq!(
+            mcp_surface_ledger::chain::check_index(index),
+            Ok(()),
+            "{when}: shard {name}"
+        );
+        assert_ne!(index["chain"]["genesis"]["kind"], "rebased", "{when}");
+        for (key, out) in index["chain"]["moved_out"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            departed.insert(key.clone(), out.clone());
+        }
+    }
+    assert!(!departed.is_empty(), "{when}: entries moved");
+    for index in indexes.values() {
+        for (key, entry) in index["servers"].as_object().unwrap() {
+            if let Some(moves) = entry["moves"].as_array() {
+                assert_eq!(moves[moves.len() - 2], departed[key], "{when}: {key}");
+                assert_eq!(moves[moves.len() - 1]["event"], "moved_in");
+            }
+        }
+    }
+}
+
 /// The keys of every entry in the shard ledgers of `fleet`, with how many ledgers hold each.
 fn entries_of_shards(root: &Path) -> BTreeMap<String, usize> {
     let store = root.join("key_value_stores/mcp-tool-surface-ledger");
@@ -232,6 +280,7 @@ async fn a_move_killed_at_any_write_is_finished_by_the_next_run() {
             held.values().all(|n| *n == 1),
             "write {crash_at}: held twice"
         );
+        assert_chains_intact(dir.root(), &format!("write {crash_at}"));
     }
 }
 

@@ -14,6 +14,7 @@
 //! A run's summary row carries the head it started from and the head it wrote; those rows are
 //! the witnesses [`check_heads`] compares a ledger with.
 
+pub mod moved;
 pub mod sign;
 
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use crate::ledger::{Entry, Ledger};
 use crate::report::ChainAnchor;
 use crate::surface::canon;
 use crate::surface::digest::sha256_hex;
+pub use moved::{MoveEvent, MoveItem};
 pub use sign::{SigningSecret, parse_public_key};
 
 /// Version of the construction (`chain.version`).
@@ -95,6 +97,10 @@ pub struct IndexChain {
     pub servers: BTreeMap<String, Link>,
     /// Earlier writes, oldest first, at most [`MAX_LOG`].
     pub log: Vec<LogItem>,
+    /// Entries that left this ledger for another shard ledger: each one's `moved_out` item
+    /// ([`moved`]), by entry key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub moved_out: BTreeMap<String, MoveItem>,
     /// SHA-256 of the canonical index without this field and without `signature`.
     pub head: String,
     /// The Ed25519 public key (hex) that signs the heads, when the ledger is signed.
@@ -179,19 +185,12 @@ pub fn index_head(index: &Value) -> String {
     sha256_hex(&bytes)
 }
 
-/// Gives every unlinked history item of `entry` its `seq` and `link`, continuing from the last
-/// linked item, the entry's base, or the server's genesis.
+/// Gives every unlinked history item of `entry` its `seq` and `link`, continuing from its last
+/// linked item (history item or move), its base, or the server's genesis.
 pub fn link_items(entry: &mut Entry) {
-    let mut prev = entry.history_base.clone().unwrap_or_else(|| Link {
-        seq: 0,
-        link: genesis_link(&entry.server_url),
-    });
+    let mut prev = entry_head(entry);
     for item in &mut entry.history {
-        if let (Some(seq), Some(link)) = (item.seq, &item.link) {
-            prev = Link {
-                seq,
-                link: link.clone(),
-            };
+        if item.seq.is_some() && item.link.is_some() {
             continue;
         }
         item.seq = Some(prev.seq + 1);
@@ -206,18 +205,19 @@ pub fn link_items(entry: &mut Entry) {
     }
 }
 
-/// The last link of an entry: its newest item's, else its base, else the genesis.
+/// The last link of an entry: its newest linked item's (history item or move), else its base,
+/// else the genesis.
 fn entry_head(entry: &Entry) -> Link {
-    entry
-        .history
-        .iter()
-        .rev()
-        .find_map(|i| {
-            Some(Link {
-                seq: i.seq?,
-                link: i.link.clone()?,
-            })
+    let item = entry.history.iter().rev().find_map(|i| {
+        Some(Link {
+            seq: i.seq?,
+            link: i.link.clone()?,
         })
+    });
+    [item, moved::last_move(entry)]
+        .into_iter()
+        .flatten()
+        .max_by_key(|link| link.seq)
         .or_else(|| entry.history_base.clone())
         .unwrap_or_else(|| Link {
             seq: 0,
@@ -241,6 +241,7 @@ pub fn open(ledger: &mut Ledger, signer: Option<Arc<SigningSecret>>) {
         },
         servers: BTreeMap::new(),
         log: Vec::new(),
+        moved_out: BTreeMap::new(),
         head: String::new(),
         public_key: None,
         signature: None,
@@ -267,11 +268,7 @@ pub fn open(ledger: &mut Ledger, signer: Option<Arc<SigningSecret>>) {
                     // Nothing stored can be trusted: every item is linked again from its
                     // server's genesis, and the new chain says where and why it began.
                     for entry in ledger.servers.values_mut() {
-                        entry.history_base = None;
-                        for item in &mut entry.history {
-                            item.seq = None;
-                            item.link = None;
-                        }
+                        moved::relink(entry);
                     }
                     (GenesisKind::Rebased, Some(why), state)
                 }
@@ -408,6 +405,19 @@ pub fn check_index(index: &Value) -> Result<(), Break> {
         .get("servers")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
+    let moved_out = chain.get("moved_out").and_then(Value::as_object);
+    if let Some(url) = moved_out
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .find(|url| servers.contains_key(*url))
+    {
+        return Err(broken(
+            format!("server {url}"),
+            format!(
+                "the chain of index write {seq} says it moved out of this ledger, yet its entry is here"
+            ),
+        ));
+    }
     for (url, entry) in servers {
         let last = check_history(url, entry)?;
         let Some(named) = heads.get(url) else {
@@ -466,17 +476,13 @@ fn check_history(url: &str, entry: &Value) -> Result<Link, Break> {
             link: genesis_link(url),
         },
     };
-    let items = entry
-        .get("history")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let items = moved::chain_items(entry, prev.seq);
     for (index, item) in items.iter().enumerate() {
         let seq = item.get("seq").and_then(Value::as_u64);
         let link = item.get("link").and_then(Value::as_str);
         let (Some(seq), Some(link)) = (seq, link) else {
             return Err(broken(
-                format!("server {url}, history item {index}"),
+                format!("server {url}, chain item {index}"),
                 "it has no seq or link",
             ));
         };

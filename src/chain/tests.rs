@@ -225,3 +225,151 @@ fn links_are_what_the_document_says() {
     assert_eq!(item_link(&prev, &item), sha256_hex(&bytes)[..LINK_HEX]);
     assert_eq!(prev.len(), LINK_HEX);
 }
+
+/// A source ledger after 4 writes, and a destination that took server a from it (with one
+/// more change found there); both sealed.
+fn moved_ledgers() -> (Ledger, Ledger) {
+    let a = "https://a.example/mcp";
+    let mut source = ledger_after(4);
+    open(&mut source, None);
+    let mut destination = Ledger::empty("dest");
+    open(&mut destination, None);
+    let from = LogItem {
+        seq: source.chain.as_ref().unwrap().seq,
+        head: source.chain.as_ref().unwrap().head.clone(),
+    };
+    let mut entry = source.servers.remove(a).unwrap();
+    let mut copy = entry.clone();
+    let out = moved::move_out(&mut copy, "dest", at(5));
+    moved::move_in(&mut copy, "demo", from, at(5));
+    destination.servers.insert(a.to_string(), copy);
+    assert_eq!(
+        moved::move_out(&mut entry, "dest", at(5)),
+        out,
+        "the same item both sides"
+    );
+    source
+        .chain
+        .as_mut()
+        .unwrap()
+        .moved_out
+        .insert(a.to_string(), out);
+    source.sealed_record().unwrap();
+    destination.sealed_record().unwrap();
+    open(&mut destination, None);
+    let s = surface(9);
+    let change = Change::new(
+        ChangeClass::ToolAdded,
+        Some("t8"),
+        "tool",
+        None,
+        None,
+        Severity::Low,
+    );
+    let update = Update::Readable {
+        surface: &s,
+        tool_digest: s.tool_digest(),
+        surface_key: "surface-y".into(),
+        era: Era::Modern,
+        transport: "streamable-http".into(),
+        auth: Default::default(),
+        repeated_keys: Vec::new(),
+    };
+    destination.apply(a, at(6), update, &[change]);
+    destination.sealed_record().unwrap();
+    (source, destination)
+}
+
+#[test]
+fn a_move_is_linked_into_the_entry_chain_in_both_ledgers() {
+    let (source, destination) = moved_ledgers();
+    assert_eq!(check_index(&stored(&source)), Ok(()));
+    assert_eq!(check_index(&stored(&destination)), Ok(()));
+    let entry = &destination.servers["https://a.example/mcp"];
+    let seqs: Vec<u64> = entry.moves.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, [5, 6], "after the four changes of the source");
+    assert_eq!(entry.history.last().unwrap().seq, Some(7));
+    assert_eq!(destination.chain.as_ref().unwrap().seq, 2);
+    assert_eq!(
+        source.chain.as_ref().unwrap().moved_out["https://a.example/mcp"],
+        entry.moves[0]
+    );
+
+    let moves = "/servers/https:~1~1a.example~1mcp/moves";
+    type Tamper<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let table: Vec<(&str, Tamper<'_>, &str, &str)> = vec![
+        (
+            "move edited",
+            Box::new(|v: &mut Value| {
+                *v.pointer_mut(&format!("{moves}/1/ledger")).unwrap() = json!("x")
+            }),
+            "item seq 6",
+            "edited",
+        ),
+        (
+            "move deleted",
+            Box::new(|v: &mut Value| {
+                v.pointer_mut(moves)
+                    .unwrap()
+                    .as_array_mut()
+                    .unwrap()
+                    .remove(0);
+            }),
+            "item seq 5",
+            "deleted",
+        ),
+        (
+            "moves swapped",
+            Box::new(|v: &mut Value| {
+                v.pointer_mut(moves)
+                    .unwrap()
+                    .as_array_mut()
+                    .unwrap()
+                    .swap(0, 1)
+            }),
+            "item seq 5",
+            "reordered",
+        ),
+        (
+            "moved-in entry removed",
+            Box::new(|v: &mut Value| {
+                v["servers"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("https://a.example/mcp");
+            }),
+            "server https://a.example/mcp",
+            "removed",
+        ),
+    ];
+    let honest = stored(&destination);
+    for (name, tamper, location, problem) in table {
+        let mut value = honest.clone();
+        tamper(&mut value);
+        let found = check_index(&value).expect_err(name);
+        assert!(found.location.contains(location), "{name}: {found}");
+        assert!(found.problem.contains(problem), "{name}: {found}");
+    }
+    // An entry back in the source it moved out of, outside the chain.
+    let mut value = stored(&source);
+    value["servers"]["https://a.example/mcp"] = honest["servers"]["https://a.example/mcp"].clone();
+    let found = check_index(&value).unwrap_err();
+    assert!(found.problem.contains("moved out"), "{found}");
+}
+
+#[test]
+fn a_broken_chain_with_moves_is_linked_again_from_the_genesis() {
+    let (_, destination) = moved_ledgers();
+    let mut value = stored(&destination);
+    value["servers"]["https://a.example/mcp"]["history"][0]["field"] = json!("forged");
+    let mut ledger: Ledger = serde_json::from_value(value).unwrap();
+    open(&mut ledger, None);
+    assert_eq!(ledger.chain.as_ref().unwrap().opened.status, "broken");
+    ledger.sealed_record().unwrap();
+    assert_eq!(check_index(&stored(&ledger)), Ok(()));
+    let entry = &ledger.servers["https://a.example/mcp"];
+    assert_eq!(
+        entry.moves.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        [6, 7]
+    );
+}

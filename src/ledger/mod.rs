@@ -210,6 +210,9 @@ pub struct Entry {
     /// The chain link before the oldest kept history item (older items were dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_base: Option<crate::chain::Link>,
+    /// Moves of the entry between shard ledgers, items of its chain ([`crate::chain::moved`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<crate::chain::MoveItem>,
 }
 
 impl Entry {
@@ -394,6 +397,7 @@ impl Ledger {
                 repeated_keys: None,
                 history: Vec::new(),
                 history_base: None,
+                moves: Vec::new(),
             });
         entry.last_seen = now;
         match update {

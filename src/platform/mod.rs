@@ -18,7 +18,7 @@ pub use apify::{ApiClient, ApiError, ApifyStorage, RetryPolicy};
 pub use charging::{BREAKER_THRESHOLD, CHARGE_TRIES, Charging, ChargingError, Rounding, Usd};
 pub use env::{EnvError, PlatformEnv};
 pub use local::LocalStorage;
-pub use runs::{RunInfo, Runs};
+pub use runs::{RunInfo, RunPage, Runs};
 
 /// The largest record body the Apify API accepts in one request (9 MiB). The run keeps every
 /// record it writes within this on both backends, so a run that works locally works at home.

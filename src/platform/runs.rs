@@ -8,6 +8,13 @@
 //! GET  /v2/datasets/{datasetId}/items?clean=true&offset=…&limit=…
 //! ```
 //!
+//! `verify` reads the summary rows of past runs as witnessed chain heads:
+//!
+//! ```text
+//! GET  /v2/acts/{actorId}/runs?desc=true&offset=…&limit=…    (newest first, one page)
+//! GET  /v2/datasets/{datasetId}/items?desc=true&limit=…&fields=…  (a run's last rows)
+//! ```
+//!
 //! Starting a run is not retried by this module beyond what [`ApiClient::send`] does for 429
 //! and 5xx answers (the platform did not start a run then).
 
@@ -156,6 +163,61 @@ impl Runs {
                 return Ok(items);
             }
         }
+    }
+}
+
+/// One page of an Actor's runs, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct RunPage {
+    /// How many runs the Actor has in all.
+    #[serde(default)]
+    pub total: usize,
+    /// The runs of this page.
+    #[serde(default)]
+    pub items: Vec<RunInfo>,
+}
+
+impl Runs {
+    /// One page of the Actor's runs, newest first: at most `limit` runs after the first
+    /// `offset`.
+    pub async fn list(&self, offset: usize, limit: usize) -> Result<RunPage, ApiError> {
+        let request = self
+            .api
+            .request(Method::GET, &["acts", &self.actor_id, "runs"])
+            .query("desc", "true")
+            .query("offset", &offset.to_string())
+            .query("limit", &limit.to_string());
+        let data = self
+            .api
+            .send(request)
+            .await?
+            .data()
+            .ok_or_else(|| ApiError::Client("the list of runs is missing".to_string()))?;
+        serde_json::from_value(data)
+            .map_err(|e| ApiError::Client(format!("the list of runs cannot be read: {e}")))
+    }
+
+    /// The last `limit` items of dataset `id`, newest first, each with only `fields` (a run's
+    /// summary row is the last item it writes). The answer is read up to
+    /// [`super::MAX_READ_BYTES`].
+    pub async fn last_items(
+        &self,
+        id: &str,
+        limit: usize,
+        fields: &[&str],
+    ) -> Result<Vec<Value>, ApiError> {
+        let request = self
+            .api
+            .request(Method::GET, &["datasets", id, "items"])
+            .query("format", "json")
+            .query("clean", "true")
+            .query("desc", "true")
+            .query("limit", &limit.to_string())
+            .query("fields", &fields.join(","))
+            .max_body(super::MAX_READ_BYTES);
+        let response = self.api.send(request).await?;
+        serde_json::from_slice(&response.body)
+            .map_err(|e| ApiError::Client(format!("dataset {id} items are not a JSON array: {e}")))
     }
 }
 

@@ -459,6 +459,11 @@ pub struct ShardOutcome {
     pub dataset_id: Option<String>,
     /// Why it failed.
     pub error: Option<String>,
+    /// The chain fields of the shard's ledger, as its run's summary row has them (the head it
+    /// started from and the one it wrote); for a shard that did not run, those of the write
+    /// that moved entries into or out of its ledger, if any.
+    #[serde(flatten)]
+    pub chain: ChainAnchor,
 }
 
 impl SummaryRow {

@@ -4,7 +4,11 @@
 //! Writes are refused here rather than merely never called, so a mistake in a handler cannot
 //! change a ledger: the server only ever reads records.
 
-use crate::platform::{ApifyStorage, Item, LocalStorage, Record, Storage, StorageError, Store};
+use std::path::PathBuf;
+
+use crate::platform::{
+    ApiClient, ApifyStorage, Item, LocalStorage, PlatformEnv, Record, Storage, StorageError, Store,
+};
 
 /// A read-only view of one storage backend.
 pub enum Backend {
@@ -12,6 +16,29 @@ pub enum Backend {
     Local(LocalStorage),
     /// The Apify REST API (on the platform).
     Apify(Box<ApifyStorage>),
+}
+
+impl Backend {
+    /// The storage `env` names: the Apify API on the platform, else the local layout under
+    /// `storage_dir` (default: the environment's). Used by `serve` and `verify`; a local root
+    /// that does not exist yet reads as empty.
+    pub fn open(env: &PlatformEnv, storage_dir: Option<PathBuf>) -> Result<Backend, String> {
+        if env.is_at_home {
+            let api = ApiClient::new(env)
+                .map_err(|e| format!("cannot set up the Apify API client: {e}"))?;
+            return ApifyStorage::with_client(env, api)
+                .map(|storage| Backend::Apify(Box::new(storage)))
+                .map_err(|e| format!("cannot use the Apify storage: {e}"));
+        }
+        let root = storage_dir.unwrap_or_else(|| env.local_storage_dir.clone());
+        if !root.is_dir() {
+            tracing::warn!(
+                "no local storage under {} yet: every ledger is missing until a run writes one",
+                root.display()
+            );
+        }
+        Ok(Backend::Local(LocalStorage::open_existing(root)))
+    }
 }
 
 fn refused(what: &str) -> StorageError {

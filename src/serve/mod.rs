@@ -40,7 +40,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, TcpSocket};
 use tower_http::catch_panic::CatchPanicLayer;
 
-use crate::platform::{ApiClient, ApifyStorage, LocalStorage, PlatformEnv};
+use crate::platform::PlatformEnv;
 use crate::run::EXIT_RUNTIME;
 use backend::Backend;
 use hosts::HostPolicy;
@@ -163,7 +163,7 @@ pub async fn run(args: ServeArgs) -> i32 {
             return EXIT_RUNTIME;
         }
     };
-    let backend = match open_backend(&env, args.storage_dir) {
+    let backend = match Backend::open(&env, args.storage_dir) {
         Ok(backend) => backend,
         Err(message) => {
             tracing::error!("{message}");
@@ -216,24 +216,6 @@ fn host_policy(env: &PlatformEnv, operator: &[String]) -> HostPolicy {
 
 fn env_port(name: &str) -> Option<u16> {
     std::env::var(name).ok()?.trim().parse().ok()
-}
-
-fn open_backend(env: &PlatformEnv, storage_dir: Option<PathBuf>) -> Result<Backend, String> {
-    if env.is_at_home {
-        let api =
-            ApiClient::new(env).map_err(|e| format!("cannot set up the Apify API client: {e}"))?;
-        return ApifyStorage::with_client(env, api)
-            .map(|storage| Backend::Apify(Box::new(storage)))
-            .map_err(|e| format!("cannot use the Apify storage: {e}"));
-    }
-    let root = storage_dir.unwrap_or_else(|| env.local_storage_dir.clone());
-    if !root.is_dir() {
-        tracing::warn!(
-            "no local storage under {} yet: every ledger is missing until a run writes one",
-            root.display()
-        );
-    }
-    Ok(Backend::Local(LocalStorage::open_existing(root)))
 }
 
 #[cfg(test)]

@@ -30,7 +30,8 @@ use serde_json::{Value, json};
 use crate::input::{AUTO_SHARDS, Input};
 use crate::platform::{Charging, Item, Record, Rounding, Storage, Store, Usd};
 use crate::registry::Fleet;
-use crate::report::{ChangeRow, ServerRow, ShardOutcome, SummaryRow};
+use crate::report::sarif;
+use crate::report::{ChainAnchor, ChangeRow, ServerRow, ShardOutcome, SummaryRow};
 use crate::run::{self, EVENT_RUN_START, RunError, RunOptions, RunOutcome};
 use placement::Placement;
 use plan::ShardJob;
@@ -111,7 +112,8 @@ pub async fn coordinate(
     let stored = Round::load(storage, &input.ledger_name)
         .await
         .unwrap_or_else(|| Round::new(of, Utc::now(), Vec::new(), Placement::default()));
-    let previous = moves::settle(storage, &input.ledger_name, stored, target)
+    let signer = input.ledger_signing_key.clone();
+    let (previous, moved) = moves::settle(storage, &input.ledger_name, stored, target, signer)
         .await
         .map_err(ShardError::from)?;
     // Shards without servers do not run (a platform run would cost a start for nothing).
@@ -149,11 +151,14 @@ pub async fn coordinate(
     let mut runs: HashMap<usize, ShardRun> = to_run.iter().map(|job| job.shard).zip(runs).collect();
     let mut merged = Merged::new(&fleet);
     for job in &jobs {
-        let record = match runs.remove(&job.shard) {
+        let mut record = match runs.remove(&job.shard) {
             Some(run) => merged.add_run(job, run),
             None if job.entries.is_empty() => empty_record(job),
             None => merged.add_reused(job, previous.reusable(job)),
         };
+        if let Some(anchor) = moved.get(&job.ledger_name) {
+            note_move(&mut record.outcome.chain, anchor);
+        }
         merged.records.push(record);
     }
     let started_at = if !previous.is_complete() && previous.of == of {
@@ -173,6 +178,18 @@ pub async fn coordinate(
             .any(|r| r.outcome.status == GATE_TRIPPED),
         failed_shards: round.shards.iter().filter(|r| !r.succeeded()).count(),
     })
+}
+
+/// Takes the chain fields of a move's write into a shard's: they are the shard's anchor when no
+/// run wrote its ledger after the move, and a break the move found is named either way (the
+/// shard's run then found the chain the move started again).
+fn note_move(chain: &mut ChainAnchor, moved: &ChainAnchor) {
+    if chain.ledger_chain_head.is_none() {
+        *chain = moved.clone();
+    } else if moved.ledger_chain_break.is_some() {
+        chain.ledger_chain_status = moved.ledger_chain_status.clone();
+        chain.ledger_chain_break = moved.ledger_chain_break.clone();
+    }
 }
 
 /// What every shard's run is made from.
@@ -298,6 +315,7 @@ impl Merged {
         if let Some(summary) = &summary {
             self.summary.absorb(summary);
             self.shard_charges.push(summary.charges.clone());
+            outcome.chain = summary.chain.clone();
         } else {
             tracing::error!(
                 shard = job.ledger_name,
@@ -371,6 +389,7 @@ fn outcome_for(job: &ShardJob, run_id: Option<String>, dataset_id: Option<String
         run_id,
         dataset_id,
         error: None,
+        chain: ChainAnchor::default(),
     }
 }
 
@@ -424,12 +443,23 @@ async fn write_merged(
         content_type: "text/html; charset=utf-8".to_string(),
     };
     storage.put_record(Store::Default, "REPORT", report).await?;
+    if input.report_sarif {
+        write_sarif(storage, input, &merged).await?;
+    }
     let mut status = run::final_status(&merged.summary);
     if let Some(chosen) = shards_chosen {
         status.push_str(&format!(
             "; {chosen} shards chosen for {} servers",
             fleet.entries.len()
         ));
+    }
+    for record in &merged.records {
+        if let Some(found) = &record.outcome.chain.ledger_chain_break {
+            status.push_str(&format!(
+                "; LEDGER CHAIN BROKEN in {} ({found}): a new chain was started from the state found",
+                record.outcome.ledger_name
+            ));
+        }
     }
     if failed > 0 {
         let names: Vec<&str> = merged
@@ -446,6 +476,28 @@ async fn write_merged(
     }
     storage.set_status_message(&status, true).await?;
     Ok(merged.summary)
+}
+
+/// Writes `REPORT.sarif`: the change rows of every shard that ran now, in one SARIF log, the
+/// gate tripped when any shard's did (the renderer of a single run, [`sarif::render_within`]).
+async fn write_sarif(
+    storage: &impl Storage,
+    input: &Input,
+    merged: &Merged,
+) -> Result<(), RunError> {
+    let gate = sarif::Gate {
+        fail_on: input.fail_on,
+        tripped: merged
+            .records
+            .iter()
+            .any(|r| r.outcome.status == GATE_TRIPPED),
+        changes: &merged.changes,
+    };
+    let bytes = sarif::render_within(&gate, crate::platform::MAX_RECORD_BYTES);
+    storage
+        .put_record(Store::Default, sarif::RECORD_KEY, Record::json(bytes))
+        .await?;
+    Ok(())
 }
 
 /// The charges of the whole watch: the coordinator's own plus every shard run's, per event.
@@ -479,6 +531,32 @@ pub fn merge_charges(coordinator: Value, shards: &[Value]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_move_write_anchors_a_shard_that_did_not_run_and_its_break_is_kept() {
+        let anchor = |status: &str, head: &str, found: Option<&str>| ChainAnchor {
+            ledger_chain_status: Some(status.into()),
+            ledger_chain_head: Some(head.into()),
+            ledger_chain_break: found.map(str::to_string),
+            ..ChainAnchor::default()
+        };
+        let moved_intact = anchor("intact", "m", None);
+        let moved_broken = anchor("broken", "m", Some("server x: edited"));
+        let ran = anchor("intact", "r", None);
+        let cases = [
+            (ChainAnchor::default(), &moved_intact, moved_intact.clone()),
+            (ran.clone(), &moved_intact, ran.clone()),
+            (
+                ran.clone(),
+                &moved_broken,
+                anchor("broken", "r", Some("server x: edited")),
+            ),
+        ];
+        for (mut chain, moved, expected) in cases {
+            note_move(&mut chain, moved);
+            assert_eq!(chain, expected);
+        }
+    }
 
     #[test]
     fn charges_add_up_per_event_exactly() {

@@ -164,6 +164,7 @@ mod tests {
                 run_id: None,
                 dataset_id: None,
                 error: None,
+                chain: Default::default(),
             },
             summary: (status != FAILED).then(|| SummaryRow::tally(&[], &[])),
         }

@@ -26,7 +26,10 @@ def main(path):
         base = entry.get("history_base")
         prev = base["link"] if base else sha256hex(
             ("mcp-surface-ledger/history@1\n" + url).encode())[:32]
-        for item in entry["history"]:
+        base_seq = base["seq"] if base else 0
+        # History items and moves form one chain, in order of their seq.
+        moves = [m for m in entry.get("moves", []) if m["seq"] > base_seq]
+        for item in sorted(entry["history"] + moves, key=lambda i: i["seq"]):
             body = {k: v for k, v in item.items() if k != "link"}
             link = sha256hex(prev.encode() + b"\n" + jcs(body))[:32]
             ok = ok and link == item["link"]

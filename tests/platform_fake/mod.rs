@@ -8,7 +8,8 @@
 //! Given the Actor's binary ([`FakeApify::with_actor`]), it also starts runs of the Actor
 //! (`POST /v2/acts/{id}/runs`) as real child processes against itself, each with its own
 //! default store and dataset, and serves their run objects and dataset items, as a sharded
-//! watch needs.
+//! watch needs. It lists an Actor's runs, newest first (`GET /v2/acts/{id}/runs`), the runs it
+//! started and those a test adds ([`FakeApify::add_finished_run`]), as `verify` reads them.
 
 // Test support code: panicking on a broken fake is the right failure.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -103,6 +104,10 @@ pub struct FakeState {
     pub child_stderr: BTreeMap<String, String>,
     /// Charges the started runs made: (run id, charge).
     pub child_charges: Vec<(String, Charge)>,
+    /// Run ids in the order the runs started (the list of runs sorts by it).
+    pub run_order: Vec<String>,
+    /// Datasets the platform has deleted: reading them is a 404.
+    pub gone_datasets: Vec<String>,
 }
 
 impl FakeState {
@@ -186,6 +191,36 @@ impl FakeApify {
     /// The run objects of the runs the fake started, once every one of them has ended.
     pub fn started_runs(&self) -> Vec<Value> {
         self.state().runs.values().cloned().collect()
+    }
+
+    /// Adds a finished run of `actor` whose default dataset `dataset` holds `items`, started
+    /// after every run before it.
+    pub fn add_finished_run(&self, actor: &str, id: &str, dataset: &str, items: Vec<Value>) {
+        let mut state = self.state();
+        let mut run = state.run.clone();
+        run["id"] = json!(id);
+        run["actId"] = json!(actor);
+        run["status"] = json!("SUCCEEDED");
+        run["exitCode"] = json!(0);
+        run["defaultDatasetId"] = json!(dataset);
+        state.runs.insert(id.to_string(), run);
+        state.run_order.push(id.to_string());
+        state.datasets.insert(dataset.to_string(), items);
+    }
+
+    /// Stores `bytes` as record `key` of the named store `name` (created when missing).
+    pub fn put_named_record(&self, name: &str, key: &str, bytes: Vec<u8>) {
+        let mut state = self.state();
+        let count = state.named_stores.len();
+        let id = state
+            .named_stores
+            .entry(name.to_string())
+            .or_insert_with(|| format!("kv-named-{}", count + 1))
+            .clone();
+        state.records.insert(
+            (id, key.to_string()),
+            (bytes, "application/json".to_string()),
+        );
     }
 
     /// Stores `input` as the run's INPUT record in the default store.
@@ -278,6 +313,68 @@ fn empty_created() -> Response {
     (StatusCode::CREATED, axum::Json(json!({}))).into_response()
 }
 
+/// A number query parameter, or `default`.
+fn number(query: &HashMap<String, String>, name: &str, default: usize) -> usize {
+    query
+        .get(name)
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(default)
+}
+
+/// Whether a boolean query parameter is set (`true` or `1`).
+fn flag(query: &HashMap<String, String>, name: &str) -> bool {
+    query.get(name).is_some_and(|v| v == "true" || v == "1")
+}
+
+/// `GET /v2/acts/{id}/runs`: the Actor's runs by start, newest first with `desc`, a page of at
+/// most `limit` (at most 1000) after `offset`.
+fn list_runs(state: &FakeState, actor: &str, query: &HashMap<String, String>) -> Response {
+    let mut runs: Vec<Value> = state
+        .run_order
+        .iter()
+        .filter_map(|id| state.runs.get(id))
+        .filter(|run| run["actId"] == actor)
+        .cloned()
+        .collect();
+    if flag(query, "desc") {
+        runs.reverse();
+    }
+    let (offset, limit) = (
+        number(query, "offset", 0),
+        number(query, "limit", 1000).min(1000),
+    );
+    let total = runs.len();
+    let items: Vec<Value> = runs.into_iter().skip(offset).take(limit).collect();
+    data(
+        StatusCode::OK,
+        json!({"total": total, "offset": offset, "limit": limit, "desc": flag(query, "desc"),
+               "count": items.len(), "items": items}),
+    )
+}
+
+/// A page of dataset items: reversed with `desc`, after `offset`, at most `limit`, each with
+/// only the `fields` named (comma-separated), as the API serves them (a bare JSON array).
+fn dataset_page(mut items: Vec<Value>, query: &HashMap<String, String>) -> Response {
+    if flag(query, "desc") {
+        items.reverse();
+    }
+    let fields: Option<Vec<&str>> = query.get("fields").map(|f| f.split(',').collect());
+    let page: Vec<Value> = items
+        .into_iter()
+        .skip(number(query, "offset", 0))
+        .take(number(query, "limit", usize::MAX))
+        .map(|item| match (&fields, item) {
+            (Some(fields), Value::Object(map)) => Value::Object(
+                map.into_iter()
+                    .filter(|(k, _)| fields.contains(&k.as_str()))
+                    .collect(),
+            ),
+            (_, item) => item,
+        })
+        .collect();
+    (StatusCode::OK, axum::Json(Value::Array(page))).into_response()
+}
+
 /// Starts a run of the Actor's binary as the platform would: its INPUT in its own default
 /// store, its own dataset, the platform environment pointing at this fake.
 fn start_run(
@@ -313,6 +410,7 @@ fn start_run(
         .and_then(|m| m.parse::<f64>().ok())
         .map_or(Value::Null, |m| json!(m));
     state.runs.insert(id.clone(), run.clone());
+    state.run_order.push(id.clone());
 
     let mut command = std::process::Command::new(binary);
     command
@@ -501,25 +599,17 @@ async fn handle(
                 .extend(items);
             empty_created()
         }
+        (Method::GET, ["v2", "acts", actor, "runs"]) => list_runs(&state, actor, &query_map(&uri)),
         (Method::POST, ["v2", "acts", actor, "runs"]) => {
             let query = query_map(&uri);
             start_run(&shared, &mut state, actor, &query, &body)
         }
         (Method::GET, ["v2", "datasets", dataset, "items"]) => {
-            let query = query_map(&uri);
-            let number = |name: &str, default: usize| {
-                query
-                    .get(name)
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .unwrap_or(default)
-            };
+            if state.gone_datasets.iter().any(|d| d == dataset) {
+                return error(404, "record-not-found", "Dataset was not found");
+            }
             let items = state.datasets.get(*dataset).cloned().unwrap_or_default();
-            let page: Vec<Value> = items
-                .into_iter()
-                .skip(number("offset", 0))
-                .take(number("limit", usize::MAX))
-                .collect();
-            (StatusCode::OK, axum::Json(Value::Array(page))).into_response()
+            dataset_page(items, &query_map(&uri))
         }
         (Method::GET, ["v2", "actor-runs", run]) => match state.run_object(run) {
             Some(object) => data(StatusCode::OK, object.clone()),

@@ -1,6 +1,10 @@
 //! `verify`: recomputes a ledger's hash chain ([`crate::chain`]), compares it with the heads
 //! past runs witnessed, and reports the first break with where it is.
 //!
+//! The heads come from a file (`--heads`: summary rows exported from past runs' datasets,
+//! [`heads`]) or, on the Apify platform without a file, from the summary rows of the Actor's
+//! past runs read through the API ([`runs`]).
+//!
 //! Exit codes: 0 intact, 1 broken, 2 bad input (no such ledger, unreadable heads file or key),
 //! 3 storage failure.
 
@@ -12,8 +16,13 @@ use serde_json::Value;
 
 use super::CliError;
 use crate::chain::{self, Break, GenesisKind, HeadsChecked, Witness};
-use crate::platform::{ApiClient, ApifyStorage, LocalStorage, PlatformEnv, Storage, Store};
+use crate::platform::{ApiClient, PlatformEnv, Runs, Storage, Store};
 use crate::serve::backend::Backend;
+pub use heads::parse_heads;
+use runs::RunsRead;
+
+pub mod heads;
+pub mod runs;
 
 /// What the operator asked `verify` for.
 #[derive(Debug, Clone)]
@@ -22,7 +31,8 @@ pub struct VerifyArgs {
     pub storage_dir: Option<PathBuf>,
     /// The ledger's record key (`ledger_name`).
     pub ledger: String,
-    /// A file of witnessed heads: exported summary rows (JSON array or JSON lines).
+    /// A file of witnessed heads: exported summary rows (JSON array or JSON lines). Without
+    /// it, on the platform, the summary rows of the Actor's past runs are read.
     pub heads: Option<PathBuf>,
     /// An Ed25519 public key (hex) the heads must be signed with.
     pub public_key: Option<String>,
@@ -49,6 +59,15 @@ pub struct Verdict {
     pub heads_too_old: usize,
     /// Whether the head's signature was checked.
     pub signature_checked: bool,
+    /// Where the witnessed heads came from: `file`, `runs` (past runs' datasets on the
+    /// platform) or `none`.
+    pub heads_source: &'static str,
+    /// On the platform: which runs were read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RunsRead>,
+    /// What the operator should know about the check, e.g. that older runs were not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The first break: where, and what differs.
     #[serde(rename = "break")]
     pub found: Option<Break>,
@@ -83,6 +102,9 @@ pub fn verify(
         heads_matched: 0,
         heads_too_old: 0,
         signature_checked: false,
+        heads_source: if witnesses.is_empty() { "none" } else { "file" },
+        runs: None,
+        note: None,
         found: None,
     };
     let outcome = chain::check_index(index)
@@ -122,68 +144,6 @@ fn rebase_break(index: &Value) -> Result<(), Break> {
     })
 }
 
-/// Reads witnessed heads: a JSON array or JSON lines of summary rows (their
-/// `ledger_chain_seq`, `ledger_chain_head` and `ledger_chain_prev_head`) or of
-/// `{"seq", "head"}` objects. Rows of another `ledger_name` are left out.
-pub fn parse_heads(text: &str, ledger_name: &str) -> Result<Vec<Witness>, String> {
-    let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(items)) => items,
-        Ok(single @ Value::Object(_)) => vec![single],
-        _ => text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .enumerate()
-            .map(|(n, line)| {
-                serde_json::from_str(line).map_err(|e| format!("line {}: not JSON ({e})", n + 1))
-            })
-            .collect::<Result<_, _>>()?,
-    };
-    let mut witnesses = Vec::new();
-    for (n, row) in values.iter().enumerate() {
-        let source = format!("heads entry {}", n + 1);
-        if row.get("record_type").is_some_and(|t| t != "summary")
-            || row.get("ledger_name").is_some_and(|l| l != ledger_name)
-        {
-            continue;
-        }
-        let seq = row.get("ledger_chain_seq").or_else(|| row.get("seq"));
-        let head = row.get("ledger_chain_head").or_else(|| row.get("head"));
-        let (Some(seq), Some(head)) = (seq.and_then(Value::as_u64), head.and_then(Value::as_str))
-        else {
-            continue;
-        };
-        witnesses.push(Witness {
-            seq,
-            head: head.to_string(),
-            source: source.clone(),
-        });
-        let prev = row.get("ledger_chain_prev_head").and_then(Value::as_str);
-        if let Some(prev) = prev.filter(|_| seq > 1) {
-            witnesses.push(Witness {
-                seq: seq - 1,
-                head: prev.to_string(),
-                source: format!("{source} (the head it started from)"),
-            });
-        }
-    }
-    if witnesses.is_empty() {
-        return Err(format!("it names no chain head of ledger {ledger_name:?}"));
-    }
-    Ok(witnesses)
-}
-
-fn open_storage(storage_dir: Option<PathBuf>) -> Result<Backend, CliError> {
-    let env = PlatformEnv::from_env().map_err(|e| CliError::BadInput(e.to_string()))?;
-    if env.is_at_home {
-        let api = ApiClient::new(&env).map_err(|e| CliError::Runtime(e.to_string()))?;
-        let storage =
-            ApifyStorage::with_client(&env, api).map_err(|e| CliError::Runtime(e.to_string()))?;
-        return Ok(Backend::Apify(Box::new(storage)));
-    }
-    let root = storage_dir.unwrap_or(env.local_storage_dir);
-    Ok(Backend::Local(LocalStorage::open_existing(root)))
-}
-
 fn read_heads(path: &Path, ledger_name: &str) -> Result<Vec<Witness>, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::BadInput(format!("cannot read {}: {e}", path.display())))?;
@@ -191,16 +151,43 @@ fn read_heads(path: &Path, ledger_name: &str) -> Result<Vec<Witness>, CliError> 
         .map_err(|e| CliError::BadInput(format!("heads file {}: {e}", path.display())))
 }
 
+/// Where the witnessed heads come from.
+enum HeadsFrom {
+    /// A heads file, already read.
+    File(Vec<Witness>),
+    /// The Actor's past runs on the platform.
+    Runs(Box<Runs>, String),
+    /// Nothing: the chain is checked against itself only.
+    Nothing,
+}
+
+fn heads_from(args: &VerifyArgs, env: &PlatformEnv) -> Result<HeadsFrom, CliError> {
+    if let Some(path) = &args.heads {
+        return read_heads(path, &args.ledger).map(HeadsFrom::File);
+    }
+    if !env.is_at_home {
+        return Ok(HeadsFrom::Nothing);
+    }
+    let actor_id = env.actor_id.clone().ok_or_else(|| {
+        CliError::BadInput(
+            "on the platform, verify reads the heads from the Actor's past runs: set ACTOR_ID \
+             (the Actor whose runs wrote the ledger), or pass --heads FILE"
+                .to_string(),
+        )
+    })?;
+    let api = ApiClient::new(env).map_err(|e| CliError::Runtime(e.to_string()))?;
+    let runs = Runs::new(api, actor_id.clone(), None, std::time::Duration::ZERO);
+    Ok(HeadsFrom::Runs(Box::new(runs), actor_id))
+}
+
 /// `verify`: prints the verdict as JSON to `out`; returns whether the ledger is intact.
 pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<bool, CliError> {
     if let Some(key) = &args.public_key {
         chain::parse_public_key(key).map_err(CliError::BadInput)?;
     }
-    let witnesses = match &args.heads {
-        Some(path) => read_heads(path, &args.ledger)?,
-        None => Vec::new(),
-    };
-    let storage = open_storage(args.storage_dir.clone())?;
+    let env = PlatformEnv::from_env().map_err(|e| CliError::BadInput(e.to_string()))?;
+    let from = heads_from(args, &env)?;
+    let storage = Backend::open(&env, args.storage_dir.clone()).map_err(CliError::Runtime)?;
     let record = storage
         .get_record(Store::Ledger, &args.ledger)
         .await
@@ -214,7 +201,26 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<bool, CliErro
         })?;
     let index: Value = serde_json::from_slice(&record.bytes)
         .map_err(|e| CliError::BadInput(format!("the ledger record is not JSON: {e}")))?;
-    let verdict = verify(&args.ledger, &index, &witnesses, args.public_key.as_deref());
+    let (witnesses, read) = match from {
+        HeadsFrom::File(witnesses) => (witnesses, None),
+        HeadsFrom::Runs(runs, actor_id) => {
+            let (witnesses, read) =
+                runs::witnesses(&runs, &actor_id, &args.ledger, runs::MAX_RUNS).await?;
+            (witnesses, Some(read))
+        }
+        HeadsFrom::Nothing => (Vec::new(), None),
+    };
+    let mut verdict = verify(&args.ledger, &index, &witnesses, args.public_key.as_deref());
+    if let Some(read) = read {
+        verdict.heads_source = "runs";
+        verdict.note = read.note().or_else(|| {
+            witnesses.is_empty().then(|| {
+                "no summary row of the runs read names this ledger: only the chain itself was checked"
+                    .to_string()
+            })
+        });
+        verdict.runs = Some(read);
+    }
     let mut text = serde_json::to_string_pretty(&verdict)
         .map_err(|e| CliError::Runtime(format!("cannot encode the verdict: {e}")))?;
     text.push('\n');
@@ -222,28 +228,4 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<bool, CliErro
         .and_then(|()| out.flush())
         .map_err(|e| CliError::Runtime(format!("cannot write the output: {e}")))?;
     Ok(verdict.intact)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn heads_come_from_summary_rows_of_this_ledger() {
-        let rows = json!([
-            {"record_type": "server", "ledger_chain_seq": 9, "ledger_chain_head": "x"},
-            {"record_type": "summary", "ledger_name": "other", "ledger_chain_seq": 2, "ledger_chain_head": "o"},
-            {"record_type": "summary", "ledger_name": "L", "ledger_chain_seq": 3,
-             "ledger_chain_head": "c", "ledger_chain_prev_head": "b"},
-            {"seq": 1, "head": "a"},
-        ]);
-        let heads = parse_heads(&rows.to_string(), "L").unwrap();
-        let pairs: Vec<(u64, &str)> = heads.iter().map(|w| (w.seq, w.head.as_str())).collect();
-        assert_eq!(pairs, [(3, "c"), (2, "b"), (1, "a")]);
-        let lines = "{\"seq\": 4, \"head\": \"d\"}\n\n{\"seq\": 5, \"head\": \"e\"}\n";
-        assert_eq!(parse_heads(lines, "L").unwrap().len(), 2);
-        assert!(parse_heads("[]", "L").is_err());
-        assert!(parse_heads("{oops\n", "L").is_err());
-    }
 }
