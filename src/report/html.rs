@@ -461,12 +461,40 @@ fn render_changes(html: &mut String, page: &Page<'_>) {
 /// Renders one change: its class, severity, tool, field and compatibility, the findings, and
 /// the old and new value side by side with the differing part marked. `open` unfolds it.
 pub fn render_change(html: &mut String, change: &ChangeRow, open: bool) {
-    render_change_with(html, change, open, true);
+    let sides = Sides::Both(
+        Side::Value(change.old_value.as_ref()),
+        Side::Value(change.new_value.as_ref()),
+    );
+    render_change_with(html, change, open, sides);
 }
 
-/// Renders one change as [`render_change`] does; without `values_kept` (a change remembered
-/// only by the ledger's history, which keeps no values) a note replaces the two sides.
-pub fn render_change_with(html: &mut String, change: &ChangeRow, open: bool, values_kept: bool) {
+/// One side of a change as a page shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Side<'a> {
+    /// The value; `None` when the change has none on this side (e.g. before an addition).
+    Value(Option<&'a Value>),
+    /// A value the ledger's history did not keep whole: its size and digest.
+    NotKept {
+        /// Size of its canonical JSON, in bytes.
+        bytes: u64,
+        /// SHA-256 of its canonical JSON (the change row's value hash).
+        sha256: &'a str,
+    },
+}
+
+/// What a rendered change shows of its before and after.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sides<'a> {
+    /// Both sides.
+    Both(Side<'a>, Side<'a>),
+    /// Neither: a change the ledger's history keeps without values; a note says where they are.
+    NotKept,
+}
+
+/// Renders one change as [`render_change`] does, showing `sides` as its before and after: the
+/// ledger server's pages render remembered changes with it, whose values the history keeps
+/// only when small.
+pub fn render_change_with(html: &mut String, change: &ChangeRow, open: bool, sides: Sides<'_>) {
     let severity = severity_name(change.severity);
     let _ = write!(
         html,
@@ -491,33 +519,60 @@ pub fn render_change_with(html: &mut String, change: &ChangeRow, open: bool, val
         }
         html.push_str("</ul>\n");
     }
-    if values_kept {
-        render_sides(html, change.old_value.as_ref(), change.new_value.as_ref());
-    } else {
-        let _ = write!(
-            html,
-            "<p class=\"muted values-not-kept\">The ledger keeps what changed, not the values: \
-             before and after are in the change row of the run of {}.</p>",
-            escape(&change.observed_at.to_rfc3339())
-        );
+    match sides {
+        Sides::Both(old, new) => render_sides(html, old, new),
+        Sides::NotKept => {
+            let _ = write!(
+                html,
+                "<p class=\"muted values-not-kept\">The ledger does not hold this change's values \
+                 (recorded before it kept them, or dropped to keep the index within its size): \
+                 before and after are in the change row of the run of {}.</p>",
+                escape(&change.observed_at.to_rfc3339())
+            );
+        }
     }
     html.push_str("</div>\n</details>\n");
 }
 
-fn render_sides(html: &mut String, old: Option<&Value>, new: Option<&Value>) {
-    let (old_text, new_text) = (old.map(value_text), new.map(value_text));
-    let (old_segments, new_segments) = match (&old_text, &new_text) {
-        (Some(o), Some(n)) => {
+/// What one side shows: its text, a note on a value not kept, or nothing (absent).
+enum Shown {
+    Text(String),
+    NotKept(String),
+    Absent,
+}
+
+impl Shown {
+    fn of(side: Side<'_>) -> Self {
+        match side {
+            Side::Value(Some(value)) => Shown::Text(value_text(value)),
+            Side::Value(None) => Shown::Absent,
+            Side::NotKept { bytes, sha256 } => Shown::NotKept(format!(
+                "({bytes} bytes, not kept in the ledger; SHA-256 {sha256})"
+            )),
+        }
+    }
+
+    /// The whole text as one changed segment (the other side has nothing to compare with).
+    fn whole(&self) -> Option<Vec<Segment>> {
+        match self {
+            Shown::Text(text) => Some(whole(text)),
+            _ => None,
+        }
+    }
+}
+
+fn render_sides(html: &mut String, old: Side<'_>, new: Side<'_>) {
+    let (old, new) = (Shown::of(old), Shown::of(new));
+    let (old_segments, new_segments) = match (&old, &new) {
+        (Shown::Text(o), Shown::Text(n)) => {
             let (a, b) = highlight(o, n);
             (Some(a), Some(b))
         }
-        (Some(o), None) => (Some(whole(o)), None),
-        (None, Some(n)) => (None, Some(whole(n))),
-        (None, None) => (None, None),
+        (o, n) => (o.whole(), n.whole()),
     };
     html.push_str("<div class=\"sides\">\n");
-    render_side(html, "before", "old", old_segments.as_deref(), "del");
-    render_side(html, "after", "new", new_segments.as_deref(), "ins");
+    render_side(html, "before", "old", &old, old_segments.as_deref(), "del");
+    render_side(html, "after", "new", &new, new_segments.as_deref(), "ins");
     html.push_str("</div>\n");
 }
 
@@ -532,13 +587,21 @@ fn render_side(
     html: &mut String,
     label: &str,
     class: &str,
+    shown: &Shown,
     segments: Option<&[Segment]>,
     mark: &str,
 ) {
     let _ = write!(html, "<div class=\"side side-{class}\"><h4>{label}</h4>");
-    match segments {
-        None => html.push_str("<pre class=\"absent\">(absent)</pre>"),
-        Some(segments) => {
+    match (shown, segments) {
+        (Shown::NotKept(note), _) => {
+            let _ = write!(
+                html,
+                "<pre class=\"absent not-kept\">{}</pre>",
+                escape(note)
+            );
+        }
+        (_, None) => html.push_str("<pre class=\"absent\">(absent)</pre>"),
+        (_, Some(segments)) => {
             html.push_str("<pre>");
             for segment in segments {
                 if segment.changed {

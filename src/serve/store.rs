@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::error::ServeError;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
-use crate::ledger::{self, Entry, HistoryItem, Ledger, MAX_HISTORY};
+use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger, MAX_HISTORY};
 use crate::platform::{Storage, Store};
 use crate::report::{ToolSummaries, mark_repeated_keys, summarize_tools};
 use crate::risk::Risk;
@@ -74,6 +74,12 @@ pub struct ChangeView {
     pub field: String,
     /// Its severity (`low`, `medium`, `high`, `breaking`).
     pub severity: String,
+    /// Its before and after, as far as the ledger keeps them: each side's canonical JSON
+    /// (`{"json": …}`) when small, else its size and SHA-256 (`{"bytes": …, "sha256": …}`).
+    /// Absent for changes recorded before values were kept, or whose values the ledger
+    /// dropped to stay within its record size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<ChangeValues>,
 }
 
 /// The servers of one ledger.
@@ -474,6 +480,7 @@ fn change_view(item: &HistoryItem) -> ChangeView {
         tool_name: item.tool_name.clone(),
         field: item.field.clone(),
         severity: wire_name(&item.severity),
+        values: item.values.clone(),
     }
 }
 

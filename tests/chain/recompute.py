@@ -27,7 +27,7 @@ def main(path):
         prev = base["link"] if base else sha256hex(
             ("mcp-surface-ledger/history@1\n" + url).encode())[:32]
         for item in entry["history"]:
-            body = {k: v for k, v in item.items() if k != "link"}
+            body = {k: v for k, v in item.items() if k not in ("link", "values")}
             link = sha256hex(prev.encode() + b"\n" + jcs(body))[:32]
             ok = ok and link == item["link"]
             prev = link
