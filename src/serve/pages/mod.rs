@@ -72,6 +72,12 @@ async fn navigation(
     })
 }
 
+/// The navigation of an error page shown before the ledger is known: no ledgers, and the
+/// token the request carries.
+fn bare_nav(uri: &Uri) -> Nav {
+    Nav::with_token(carried_token(uri.query()))
+}
+
 /// Answers with the page `render` makes, or with an error page.
 async fn answer<F>(reader: &Reader, asked: Option<&str>, uri: &Uri, render: F) -> Response
 where
@@ -79,7 +85,7 @@ where
 {
     let nav = match navigation(reader, asked, carried_token(uri.query())).await {
         Ok(nav) => nav,
-        Err(error) => return error_page(&error, &Nav::with_token(carried_token(uri.query()))),
+        Err(error) => return error_page(&error, &bare_nav(uri)),
     };
     match render(reader, &nav).await {
         Ok(html) => html_response(StatusCode::OK, html),
@@ -100,7 +106,7 @@ pub async fn fleet_page(
 ) -> Response {
     let filter = match parse(query) {
         Ok(filter) => filter,
-        Err(error) => return error_page(&error, &Nav::with_token(carried_token(uri.query()))),
+        Err(error) => return error_page(&error, &bare_nav(uri)),
     };
     answer(
         reader,
@@ -133,16 +139,18 @@ pub async fn server_page(
     uri: Uri,
     query: Result<Query<ServerQuery>, QueryRejection>,
 ) -> Response {
-    let bare = || Nav::with_token(carried_token(uri.query()));
     let query = match query {
         Ok(Query(query)) => query,
         Err(rejection) => {
-            return error_page(&ServeError::BadRequest(rejection.body_text()), &bare());
+            return error_page(
+                &ServeError::BadRequest(rejection.body_text()),
+                &bare_nav(&uri),
+            );
         }
     };
     let Some(url) = query.url.filter(|url| !url.is_empty()) else {
         let error = ServeError::BadRequest("the server page needs ?url=<server URL>".into());
-        return error_page(&error, &bare());
+        return error_page(&error, &bare_nav(&uri));
     };
     answer(
         &reader,
@@ -164,7 +172,7 @@ pub async fn changes_page(
 ) -> Response {
     let filter = match parse(query) {
         Ok(filter) => filter,
-        Err(error) => return error_page(&error, &Nav::with_token(carried_token(uri.query()))),
+        Err(error) => return error_page(&error, &bare_nav(&uri)),
     };
     answer(
         &reader,
