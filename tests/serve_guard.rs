@@ -384,16 +384,11 @@ async fn standby_mode_reads_the_storage_dir_it_is_given() {
     let fx = fixture(HostPolicy::local()).await;
     let elsewhere = tempfile::tempdir().unwrap();
     let port = support::process::free_port();
-    let child = Command::new(BINARY)
-        .arg("--storage-dir")
-        .arg(fx.dir.root())
+    let child = standby(&fx)
         .current_dir(elsewhere.path())
-        .env("APIFY_META_ORIGIN", "STANDBY")
         .env("ACTOR_STANDBY_PORT", port.to_string())
         .env("CRAWLEE_STORAGE_DIR", elsewhere.path())
         .env_remove("APIFY_LOCAL_STORAGE_DIR")
-        .env_remove("APIFY_IS_AT_HOME")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -411,6 +406,19 @@ async fn standby_mode_reads_the_storage_dir_it_is_given() {
     }
     let listed = listed.expect("the Standby server answered");
     assert_eq!(listed["ledgers"], json!(["DEFAULT"]), "{listed}");
+}
+
+/// The binary started as the platform starts it in Standby mode (locally: not at home), on the
+/// fixture's storage; the caller adds the port and where the output goes.
+fn standby(fx: &Fixture) -> Command {
+    let mut command = Command::new(BINARY);
+    command
+        .arg("--storage-dir")
+        .arg(fx.dir.root())
+        .env("APIFY_META_ORIGIN", "STANDBY")
+        .env_remove("APIFY_IS_AT_HOME")
+        .stdin(Stdio::null());
+    command
 }
 
 /// Stops the child process this test started, however the test ends.
@@ -434,15 +442,10 @@ async fn pages_carry_the_token_they_were_opened_with_and_nothing_else_shows_it()
     let fx = fixture(HostPolicy::local()).await;
     let logs = tempfile::tempdir().unwrap();
     let port = support::process::free_port();
-    let child = Command::new(BINARY)
-        .arg("--storage-dir")
-        .arg(fx.dir.root())
-        .env("APIFY_META_ORIGIN", "STANDBY")
+    let child = standby(&fx)
         .env("ACTOR_WEB_SERVER_PORT", port.to_string())
         .env_remove("ACTOR_STANDBY_PORT")
-        .env_remove("APIFY_IS_AT_HOME")
         .env("RUST_LOG", "trace")
-        .stdin(Stdio::null())
         .stdout(std::fs::File::create(logs.path().join("out")).unwrap())
         .stderr(std::fs::File::create(logs.path().join("err")).unwrap())
         .spawn()

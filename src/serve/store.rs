@@ -413,12 +413,17 @@ pub fn ledger_names_of(keys: &[String]) -> Vec<String> {
         .iter()
         .filter_map(|key| key.strip_prefix(ledger::SHARDS_KEY_PREFIX))
         .collect();
+    // `<watch>-shard-<k>` ([`shard_ledger_name`]), or `<watch>-shard-<k>-of-<n>` as earlier
+    // builds named them.
+    let is_number = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     let is_shard_of_watch = |key: &str| {
         watches.iter().any(|watch| {
             key.strip_prefix(watch)
                 .and_then(|rest| rest.strip_prefix("-shard-"))
-                .and_then(|rest| rest.split_once("-of-"))
-                .is_some_and(|(k, n)| k.parse::<usize>().is_ok() && n.parse::<usize>().is_ok())
+                .is_some_and(|rest| match rest.split_once("-of-") {
+                    Some((k, n)) => is_number(k) && is_number(n),
+                    None => is_number(rest),
+                })
         })
     };
     let mut names: Vec<String> = keys
@@ -503,9 +508,10 @@ mod tests {
             "surface-0123",
             "insight.DEFAULT",
             "shards.fleet",
-            "fleet-shard-1-of-2",
+            "fleet-shard-1",
             "fleet-shard-2-of-2",
-            "other-shard-1-of-2",
+            "fleet-shard-x",
+            "other-shard-1",
             "surface-sweep-journal",
         ]
         .into_iter()
@@ -513,7 +519,7 @@ mod tests {
         .collect();
         assert_eq!(
             ledger_names_of(&keys),
-            vec!["DEFAULT", "fleet", "other-shard-1-of-2"]
+            vec!["DEFAULT", "fleet", "fleet-shard-x", "other-shard-1"]
         );
         assert!(ledger_names_of(&[]).is_empty());
     }
