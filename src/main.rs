@@ -108,7 +108,7 @@ enum Command {
     /// changes (`/changes.atom`), a JSON API (`GET /ledgers`, `GET /ledgers/{name}/servers`,
     /// ..., `POST /diff`) and an MCP endpoint at `/mcp`. Never probes a server.
     Serve {
-        /// Port to listen on [default: $ACTOR_STANDBY_PORT, else 4321]; 0 picks a free port.
+        /// Port to listen on [default: $ACTOR_WEB_SERVER_PORT, $ACTOR_STANDBY_PORT, else 4321]; 0 picks a free port.
         #[arg(long, value_name = "N")]
         port: Option<u16>,
         /// Address to listen on [default: 127.0.0.1; 0.0.0.0 on the Apify platform].

@@ -1,21 +1,50 @@
 //! How many servers one ledger index holds within the platform's 9 MiB record: the measurement
 //! behind `input::MAX_SERVERS` (one shard of a sharded watch). Realistic entries: a server name
 //! and title, a version, 1 KiB of instructions, an auth state with two scopes, a surface key,
-//! and a full history of 50 changes with tool names, sealed with its hash chain. Prints the figures (run with
-//! `--nocapture`); asserts only what the limit promises.
+//! and a full history of 50 changes with tool names, sealed with its hash chain; with or
+//! without the changes' kept before/after values (at their worst: both sides at the 512-byte
+//! cap). Prints the figures (run with `--nocapture`); asserts only what the limit promises.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use chrono::{TimeZone, Utc};
 use mcp_surface_ledger::diff::{AuthState, ChangeClass, Severity};
 use mcp_surface_ledger::input::MAX_SERVERS;
-use mcp_surface_ledger::ledger::{Entry, HistoryItem, Ledger};
+use mcp_surface_ledger::ledger::{
+    ChangeValues, Entry, HistoryItem, KeptValue, Ledger, MAX_KEPT_VALUE_BYTES,
+};
 use mcp_surface_ledger::platform::MAX_RECORD_BYTES;
 use mcp_surface_ledger::surface::ServerIdentity;
 
+/// How much of the history carries kept values, and how large they are.
+#[derive(Clone, Copy)]
+struct Values {
+    /// How many of the newest items carry them.
+    newest: usize,
+    /// Bytes of each side's JSON string in the index.
+    bytes: usize,
+}
+
+const NO_VALUES: Values = Values {
+    newest: 0,
+    bytes: 0,
+};
+
+/// Both sides of a change at `bytes` each, as the index stores them.
+fn kept_values(bytes: usize) -> ChangeValues {
+    // A JSON string of n characters without escapes is stored as n + 2 bytes.
+    let side = KeptValue::Whole {
+        json: format!("\"{}\"", "d".repeat(bytes - 4)),
+    };
+    ChangeValues {
+        old: Some(side.clone()),
+        new: Some(side),
+    }
+}
+
 /// An entry with `history` items and the per-tool digests of `tools` tools (names as long as
 /// real ones, e.g. `create_pull_request_review_17`).
-fn entry(i: usize, view: &str, history: usize, tools: usize) -> Entry {
+fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> Entry {
     let at = Utc.timestamp_opt(1_790_000_000 + i as i64, 0).unwrap();
     let url = format!("https://mcp-server-number-{i}.example-company.com/mcp{view}");
     Entry {
@@ -61,6 +90,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize) -> Entry {
                 severity: Severity::Medium,
                 seq: None,
                 link: None,
+                values: (h + values.newest >= history).then(|| kept_values(values.bytes)),
             })
             .collect(),
         history_base: None,
@@ -69,14 +99,24 @@ fn entry(i: usize, view: &str, history: usize, tools: usize) -> Entry {
 }
 
 fn index_bytes(servers: usize, views: &[&str], history: usize) -> usize {
-    index_bytes_with_tools(servers, views, history, 0)
+    index_bytes_with(servers, views, history, 0, NO_VALUES)
 }
 
 fn index_bytes_with_tools(servers: usize, views: &[&str], history: usize, tools: usize) -> usize {
+    index_bytes_with(servers, views, history, tools, NO_VALUES)
+}
+
+fn index_bytes_with(
+    servers: usize,
+    views: &[&str],
+    history: usize,
+    tools: usize,
+    values: Values,
+) -> usize {
     let mut ledger = Ledger::empty("capacity");
     for i in 0..servers {
         for view in views {
-            let entry = entry(i, view, history, tools);
+            let entry = entry(i, view, history, tools, values);
             ledger.servers.insert(entry.server_url.clone(), entry);
         }
     }
@@ -129,4 +169,43 @@ fn per_tool_digests_fit_a_typical_full_shard() {
     assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 10, 100) <= MAX_RECORD_BYTES);
     // 500 tools each (the most a surface holds) do not fit: they are dropped then.
     assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 0, 500) > MAX_RECORD_BYTES);
+}
+
+/// The kept before/after values (`HistoryItem::values`) come on top of the history. At their
+/// worst (both sides at the cap on every item) they cost about 1 KiB an item, so the index
+/// drops them from the older items (25 items, values on the newest 5), then from all, before it
+/// shortens the history further: what the history keeps without values stays as above.
+#[test]
+fn kept_values_fit_before_history_is_shortened() {
+    let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+    let worst = |newest| Values {
+        newest,
+        bytes: MAX_KEPT_VALUE_BYTES,
+    };
+    let typical = |newest| Values { newest, bytes: 120 };
+    let both = ["", "#authenticated"];
+    for servers in [100, 500, MAX_SERVERS] {
+        for (history, newest) in [(50, 50), (25, 25), (25, 5), (25, 0), (10, 0)] {
+            let one = index_bytes_with(servers, &[""], history, 0, worst(newest));
+            let two = index_bytes_with(servers, &both, history, 0, worst(newest));
+            let common = index_bytes_with(servers, &[""], history, 0, typical(newest));
+            println!(
+                "{servers:>5} servers, history {history:>2}, values on {newest:>2}: \
+                 {:>6.2} MiB (worst, one view), {:>6.2} MiB (worst, both views), \
+                 {:>6.2} MiB (120-byte values, one view)",
+                mib(one),
+                mib(two),
+                mib(common)
+            );
+        }
+    }
+    // Worst case: 500 servers keep values on their newest 5 of 25 items; a full shard keeps
+    // 25 items per server (one view) or 10 (both views), as without values.
+    assert!(index_bytes_with(500, &[""], 25, 0, worst(5)) <= MAX_RECORD_BYTES);
+    assert!(index_bytes_with(500, &[""], 25, 0, worst(25)) > MAX_RECORD_BYTES);
+    assert!(index_bytes_with(MAX_SERVERS, &[""], 25, 0, worst(5)) > MAX_RECORD_BYTES);
+    assert!(index_bytes_with(MAX_SERVERS, &[""], 25, 0, worst(0)) <= MAX_RECORD_BYTES);
+    assert!(index_bytes_with(MAX_SERVERS, &both, 10, 0, worst(0)) <= MAX_RECORD_BYTES);
+    // Common values (120 bytes a side) on the newest 5 of 25 items fit a full shard.
+    assert!(index_bytes_with(MAX_SERVERS, &[""], 25, 0, typical(5)) <= MAX_RECORD_BYTES);
 }

@@ -384,16 +384,11 @@ async fn standby_mode_reads_the_storage_dir_it_is_given() {
     let fx = fixture(HostPolicy::local()).await;
     let elsewhere = tempfile::tempdir().unwrap();
     let port = support::process::free_port();
-    let child = Command::new(BINARY)
-        .arg("--storage-dir")
-        .arg(fx.dir.root())
+    let child = standby(&fx)
         .current_dir(elsewhere.path())
-        .env("APIFY_META_ORIGIN", "STANDBY")
         .env("ACTOR_STANDBY_PORT", port.to_string())
         .env("CRAWLEE_STORAGE_DIR", elsewhere.path())
         .env_remove("APIFY_LOCAL_STORAGE_DIR")
-        .env_remove("APIFY_IS_AT_HOME")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -413,6 +408,19 @@ async fn standby_mode_reads_the_storage_dir_it_is_given() {
     assert_eq!(listed["ledgers"], json!(["DEFAULT"]), "{listed}");
 }
 
+/// The binary started as the platform starts it in Standby mode (locally: not at home), on the
+/// fixture's storage; the caller adds the port and where the output goes.
+fn standby(fx: &Fixture) -> Command {
+    let mut command = Command::new(BINARY);
+    command
+        .arg("--storage-dir")
+        .arg(fx.dir.root())
+        .env("APIFY_META_ORIGIN", "STANDBY")
+        .env_remove("APIFY_IS_AT_HOME")
+        .stdin(Stdio::null());
+    command
+}
+
 /// Stops the child process this test started, however the test ends.
 struct KillOnDrop(std::process::Child);
 
@@ -421,4 +429,101 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// On the platform a browser opens the Standby URL with `?token=` (it cannot send an
+/// `Authorization` header when following a link): every link of the pages carries the token
+/// on, so the next click is authorized too; the Atom feed never repeats it; and nothing the
+/// server prints holds it, even at trace level. The binary runs in Standby mode on
+/// `ACTOR_WEB_SERVER_PORT`, the port the Standby documentation names.
+#[tokio::test]
+async fn pages_carry_the_token_they_were_opened_with_and_nothing_else_shows_it() {
+    const TOKEN: &str = "apify_api_CANARY0token0TEST";
+    let fx = fixture(HostPolicy::local()).await;
+    let logs = tempfile::tempdir().unwrap();
+    let port = support::process::free_port();
+    let child = standby(&fx)
+        .env("ACTOR_WEB_SERVER_PORT", port.to_string())
+        .env_remove("ACTOR_STANDBY_PORT")
+        .env("RUST_LOG", "trace")
+        .stdout(std::fs::File::create(logs.path().join("out")).unwrap())
+        .stderr(std::fs::File::create(logs.path().join("err")).unwrap())
+        .spawn()
+        .expect("start the binary");
+    let guard = KillOnDrop(child);
+    let base = format!("http://127.0.0.1:{port}");
+    let client = http();
+    let page = async |path: &str| {
+        let url = format!("{base}{path}");
+        for _ in 0..300 {
+            if let Ok(response) = client.get(&url).header("accept", "text/html").send().await {
+                assert_eq!(response.status().as_u16(), 200, "{url}");
+                return response.text().await.unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{url} never answered");
+    };
+    let links = |html: &str| -> Vec<String> {
+        html.split("href=\"")
+            .skip(1)
+            .map(|rest| rest[..rest.find('"').unwrap()].replace("&amp;", "&"))
+            .collect()
+    };
+    let fleet = page(&format!("/?token={TOKEN}")).await;
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("url", &fx.server_url)
+        .append_pair("token", TOKEN)
+        .finish();
+    let server = page(&format!("/server?{query}")).await;
+    let changes = page(&format!("/changes?severity=high&token={TOKEN}")).await;
+    for (name, html) in [
+        ("fleet", &fleet),
+        ("server", &server),
+        ("changes", &changes),
+    ] {
+        let links = links(html);
+        assert!(links.len() >= 4, "{name}: {links:?}");
+        for link in &links {
+            assert!(link.starts_with("./"), "{name}: {link}");
+            assert!(link.ends_with(&format!("token={TOKEN}")), "{name}: {link}");
+        }
+    }
+    assert!(changes.contains(&format!(
+        "<input type=\"hidden\" name=\"token\" value=\"{TOKEN}\">"
+    )));
+    // Following a link of the fleet page (what a click does) reaches the server page, whose
+    // links carry the token again.
+    let server_link = links(&fleet)
+        .into_iter()
+        .find(|link| link.starts_with("./server?"))
+        .expect("a server link");
+    let followed = page(&server_link[1..]).await;
+    assert!(links(&followed).iter().all(|l| l.contains(TOKEN)));
+    // Without a token the links carry none, and a crafted one is not carried.
+    let plain = page("/").await;
+    assert!(links(&plain).iter().all(|l| !l.contains("token")));
+    let crafted = page("/?token=%22%3E%3Cb%3Ex").await;
+    assert!(links(&crafted).iter().all(|l| !l.contains("token")));
+    let feed = client
+        .get(format!("{base}/changes.atom?token={TOKEN}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(feed.contains("<feed"), "{feed}");
+    assert!(
+        !feed.contains("CANARY"),
+        "the feed repeats the token: {feed}"
+    );
+    drop(guard);
+    let printed = std::fs::read_to_string(logs.path().join("out")).unwrap()
+        + &std::fs::read_to_string(logs.path().join("err")).unwrap();
+    assert!(printed.contains("serving the ledger"), "{printed}");
+    assert!(
+        !printed.contains("CANARY"),
+        "the token was printed: {printed}"
+    );
 }

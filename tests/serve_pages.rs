@@ -45,11 +45,22 @@ fn corpus() -> Vec<String> {
     ]
 }
 
+/// The description of hostile tool `index` at `step`: its payload before the change, the next
+/// ones of the corpus after it (so a past change's before and after both carry payloads).
+fn described(index: usize, step: usize) -> String {
+    let corpus = corpus();
+    match (index, step) {
+        (_, 0) => format!("Reads {} files", corpus[index]),
+        (0, _) => format!("Now also writes {}", corpus[1]),
+        _ => format!("Now reads {} and {}", corpus[6], corpus[7]),
+    }
+}
+
 /// A tool whose name, description, and schema titles carry `payload`.
 fn hostile_tool(index: usize, payload: &str) -> Value {
     json!({
         "name": format!("t{index}{payload}"),
-        "description": format!("Reads {payload} files"),
+        "description": described(index, 0),
         "inputSchema": {
             "type": "object",
             "title": payload,
@@ -69,7 +80,8 @@ fn hostile_surface(version: &str, step: usize) -> Value {
     tools[last]["annotations"] = json!({"readOnlyHint": step == 0});
     if step >= 1 {
         tools.push(tool("delete_all_files", "Deletes every file on the disk"));
-        tools[0]["description"] = json!(format!("Now also writes {}", corpus()[1]));
+        tools[0]["description"] = json!(described(0, 1));
+        tools[5]["description"] = json!(described(5, 1));
     }
     if step >= 2 {
         tools[1]["inputSchema"]["required"] = json!(["q"]);
@@ -270,6 +282,31 @@ fn screenshots(url: &str, phone: &(tempfile::TempDir, String), name: &str) {
     browser::screenshot(&phone.1, PHONE, &dir.join(format!("{name}-phone.png")));
 }
 
+/// The `before` and `after` a page shows for the change of `class` to the tool named `tool`
+/// (as text: the highlight marks removed, markup characters as entities).
+fn sides_of(dom: &str, class: &str, tool: &str) -> (String, String) {
+    let tool = format!("<code>{}</code>", as_dom_text(tool));
+    let block = dom
+        .split("<details class=\"change")
+        .skip(1)
+        .map(|rest| &rest[..rest.find("</details>").unwrap()])
+        .find(|block| block.contains(&format!("data-class=\"{class}\"")) && block.contains(&tool))
+        .unwrap_or_else(|| panic!("no {class} change of {tool}"));
+    let side = |label: &str| {
+        let start = format!("<h4>{label}</h4>");
+        let rest = &block[block
+            .find(&start)
+            .unwrap_or_else(|| panic!("no {label}: {block}"))
+            + start.len()..];
+        let mut text = rest[..rest.find("</div>").unwrap()].to_string();
+        for mark in ["<pre>", "</pre>", "<del>", "</del>", "<ins>", "</ins>"] {
+            text = text.replace(mark, "");
+        }
+        text
+    };
+    (side("before"), side("after"))
+}
+
 fn history(fx: &Fleet, ledger: &str) -> Vec<(String, Value)> {
     let index = fx.dir.ledger(ledger);
     let mut all = Vec::new();
@@ -339,7 +376,7 @@ async fn the_pages_show_the_ledger_safely_in_a_browser() {
         );
     }
     assert!(
-        !dom.contains("sharded-shard-1-of-2"),
+        !dom.contains(">sharded-shard-1<"),
         "a sharded watch is one fleet"
     );
     assert_inert(&dom, "fleet", std::slice::from_ref(&hostile_name));
@@ -386,6 +423,25 @@ async fn the_pages_show_the_ledger_safely_in_a_browser() {
     visible.push(hostile_name.clone());
     visible.push(format!("Reads {} files", corpus()[4]));
     assert_inert(&dom, "server", &visible);
+    // A past change shows its before and after (kept by the ledger, drawn by the report's
+    // renderer), with the payloads in them inert and visible as text.
+    for index in [0, 5] {
+        let (before, after) = sides_of(
+            &dom,
+            "tool_description_changed",
+            &format!("t{index}{}", corpus()[index]),
+        );
+        assert_eq!(
+            before,
+            as_dom_text(&described(index, 0)),
+            "before of t{index}"
+        );
+        assert_eq!(
+            after,
+            as_dom_text(&described(index, 1)),
+            "after of t{index}"
+        );
+    }
     assert!(
         dom.contains(&as_dom_text(&format!(
             "\"title\": {}",

@@ -4,7 +4,8 @@
 //!
 //! Two levels:
 //! - every history item of a server carries `seq` (1, 2, ... per server) and `link`, a hash of
-//!   the previous item's link and the item's canonical JSON; the entry keeps `history_base`,
+//!   the previous item's link and the item's canonical JSON (without its kept `values`, which
+//!   the index may drop for room; the head covers them); the entry keeps `history_base`,
 //!   the link before its oldest kept item (items beyond the history limit are dropped from the
 //!   front);
 //! - every write of the index carries `chain`: its sequence number, the head it continues
@@ -154,12 +155,18 @@ pub fn genesis_link(server_url: &str) -> String {
     ))
 }
 
-/// The link of an item: `sha256(prev + "\n" + JCS(item without "link"))`, first [`LINK_HEX`]
-/// hex characters.
+/// The keys of a history item its link does not cover: the link itself, and the kept values
+/// (`values`), which the index may drop for room; the index head covers them as stored.
+pub const UNLINKED_KEYS: [&str; 2] = ["link", "values"];
+
+/// The link of an item: `sha256(prev + "\n" + JCS(item without "link" and "values"))`, first
+/// [`LINK_HEX`] hex characters.
 pub fn item_link(prev: &str, item: &Value) -> String {
     let mut item = item.clone();
     if let Some(object) = item.as_object_mut() {
-        object.remove("link");
+        for key in UNLINKED_KEYS {
+            object.remove(key);
+        }
     }
     let mut bytes = prev.as_bytes().to_vec();
     bytes.push(b'\n');

@@ -127,6 +127,17 @@ fn tampering_is_found_where_it_happened() {
             "removed",
         ),
         (
+            // Kept values are not in the item's link: the head covers them.
+            "values edited",
+            Box::new(|v: &mut Value| {
+                v.pointer_mut(&format!("{a}/3/values/new/json"))
+                    .map(|s| *s = json!("\"forged\""))
+                    .unwrap()
+            }),
+            "index write 10",
+            "does not match its head",
+        ),
+        (
             "state edited",
             Box::new(|v: &mut Value| {
                 v["servers"]["https://b.example/mcp"]["tools_total"] = json!(0)
@@ -224,6 +235,10 @@ fn links_are_what_the_document_says() {
     bytes.extend_from_slice(br#"{"change_class":"tool_added","field":"tool","observed_at":"2026-01-01T00:00:00Z","seq":1,"severity":"medium","tool_name":"x"}"#);
     assert_eq!(item_link(&prev, &item), sha256_hex(&bytes)[..LINK_HEX]);
     assert_eq!(prev.len(), LINK_HEX);
+    // The kept values are outside the link: an item links the same with or without them.
+    let mut with_values = item.clone();
+    with_values["values"] = json!({"old": {"json": "1"}, "new": {"bytes": 900, "sha256": "ab"}});
+    assert_eq!(item_link(&prev, &with_values), item_link(&prev, &item));
 }
 
 /// A source ledger after 4 writes, and a destination that took server a from it (with one
@@ -274,6 +289,7 @@ fn moved_ledgers() -> (Ledger, Ledger) {
         transport: "streamable-http".into(),
         auth: Default::default(),
         repeated_keys: Vec::new(),
+        tool_digests: None,
     };
     destination.apply(a, at(6), update, &[change]);
     destination.sealed_record().unwrap();

@@ -15,6 +15,7 @@
 //! - a server that could not be read keeps its entry unchanged;
 //! - an unreadable or newer-format index is never overwritten: the run stops instead.
 
+mod history;
 mod surface_record;
 
 use std::collections::BTreeMap;
@@ -22,9 +23,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use history::{ChangeValues, HistoryItem, KeptValue, MAX_KEPT_VALUE_BYTES};
 pub use surface_record::{SURFACE_FORMAT, StoredSurface};
 
-use crate::diff::{AuthState, Change, ChangeClass, Severity};
+use crate::diff::{AuthState, Change};
 use crate::mcp::Era;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
 use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface};
@@ -46,14 +48,54 @@ pub const MAX_HISTORY: usize = 50;
 /// instructions could otherwise push the index past what the platform stores; such a server is
 /// reported, not recorded.
 pub const MAX_IDENTITY_BYTES: usize = 64 * 1024;
+/// How much an index keeps of each entry: history items, how many of the newest items keep
+/// their values ([`HistoryItem::values`]), and whether the per-tool digests stay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Keep {
+    history: usize,
+    values: usize,
+    tool_digests: bool,
+}
+
 /// What the index keeps when it would exceed [`crate::platform::MAX_RECORD_BYTES`], tried in
-/// order: history items per server, and whether the per-tool digests stay.
-const FALLBACKS: [(usize, bool); 5] = [
-    (MAX_HISTORY, true),
-    (25, true),
-    (10, true),
-    (10, false),
-    (0, false),
+/// order: values go before history items (the items are the audit trail; every value is also
+/// in its run's change row), then the history is shortened, then the per-tool digests go.
+const FALLBACKS: [Keep; 7] = [
+    Keep {
+        history: MAX_HISTORY,
+        values: MAX_HISTORY,
+        tool_digests: true,
+    },
+    Keep {
+        history: 25,
+        values: 25,
+        tool_digests: true,
+    },
+    Keep {
+        history: 25,
+        values: 5,
+        tool_digests: true,
+    },
+    Keep {
+        history: 25,
+        values: 0,
+        tool_digests: true,
+    },
+    Keep {
+        history: 10,
+        values: 0,
+        tool_digests: true,
+    },
+    Keep {
+        history: 10,
+        values: 0,
+        tool_digests: false,
+    },
+    Keep {
+        history: 0,
+        values: 0,
+        tool_digests: false,
+    },
 ];
 /// Hex digits kept of each per-tool digest ([`Entry::tool_digests`]): 64 bits, plenty to tell
 /// a changed tool from an unchanged one.
@@ -146,27 +188,6 @@ pub enum LedgerError {
     },
 }
 
-/// One change as remembered in a server's history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HistoryItem {
-    /// When the change was observed.
-    pub observed_at: DateTime<Utc>,
-    /// Its class.
-    pub change_class: ChangeClass,
-    /// The tool concerned, if any.
-    pub tool_name: Option<String>,
-    /// The field that changed.
-    pub field: String,
-    /// Its severity.
-    pub severity: Severity,
-    /// Its number in the server's history chain, 1 for the first ([`crate::chain`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seq: Option<u64>,
-    /// Its link in the server's history chain ([`crate::chain::item_link`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<String>,
-}
-
 /// The stored state of one server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -222,6 +243,15 @@ impl Entry {
             && let (Some(seq), Some(link)) = (last.seq, last.link)
         {
             self.history_base = Some(crate::chain::Link { seq, link });
+        }
+    }
+
+    /// Drops the values of all but the newest `newest` history items (the chain links do not
+    /// cover them, so no link changes).
+    fn keep_values(&mut self, newest: usize) {
+        let older = self.history.len().saturating_sub(newest);
+        for item in &mut self.history[..older] {
+            item.values = None;
         }
     }
 }
@@ -430,15 +460,9 @@ impl Ledger {
         }
         if !changes.is_empty() {
             entry.last_changed = Some(now);
-            entry.history.extend(changes.iter().map(|c| HistoryItem {
-                observed_at: now,
-                change_class: c.change_class,
-                tool_name: c.tool_name.clone(),
-                field: c.field.clone(),
-                severity: c.severity,
-                seq: None,
-                link: None,
-            }));
+            entry
+                .history
+                .extend(changes.iter().map(|change| HistoryItem::of(change, now)));
             crate::chain::link_items(entry);
             let excess = entry.history.len().saturating_sub(MAX_HISTORY);
             entry.drop_oldest(excess);
@@ -468,24 +492,25 @@ impl Ledger {
         Record::json(serde_json::to_vec(self).unwrap_or_default())
     }
 
-    /// The index record, within `limit` bytes: when it is too large, every server's history
-    /// is cut to its most recent items (25, then 10), then the per-tool digests are dropped,
-    /// then the history, until it fits.
+    /// The index record, within `limit` bytes: when it is too large, the older items lose
+    /// their values and every server's history is cut to its most recent items, then the
+    /// per-tool digests are dropped, then the history, until it fits ([`FALLBACKS`]).
     fn record_within(&mut self, limit: usize) -> Result<Record, LedgerError> {
         let mut size = 0;
-        for (keep, tool_digests) in FALLBACKS {
+        for keep in FALLBACKS {
             for entry in self.servers.values_mut() {
-                let excess = entry.history.len().saturating_sub(keep);
+                let excess = entry.history.len().saturating_sub(keep.history);
                 entry.drop_oldest(excess);
-                if !tool_digests {
+                entry.keep_values(keep.values);
+                if !keep.tool_digests {
                     entry.tool_digests = None;
                 }
             }
             crate::chain::seal(self);
             let record = self.to_record();
             if record.bytes.len() <= limit {
-                if (keep, tool_digests) != FALLBACKS[0] {
-                    tracing::warn!(keep, tool_digests, "ledger index too large: shortened");
+                if keep != FALLBACKS[0] {
+                    tracing::warn!(?keep, "ledger index too large: shortened");
                 }
                 return Ok(record);
             }

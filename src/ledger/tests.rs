@@ -1,6 +1,7 @@
 //! Unit tests of the ledger index: apply, eviction, size fallbacks, format checks.
 
 use super::*;
+use crate::diff::{ChangeClass, Severity};
 use chrono::TimeZone;
 use serde_json::{Value, json};
 
@@ -246,4 +247,50 @@ fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
     let mut fitted = with_history.clone();
     fitted.record_within(limit).unwrap();
     assert_eq!(fitted, bare);
+}
+
+#[test]
+fn values_go_before_history_and_leave_the_chain_intact() {
+    let mut ledger = Ledger::empty("DEFAULT");
+    let text = "Reads a file of the repository. ".repeat(12);
+    let change = Change::new(
+        ChangeClass::ToolDescriptionChanged,
+        Some("read_file"),
+        "description",
+        Some(json!(text)),
+        Some(json!(format!("{text} Now also writes."))),
+        Severity::Low,
+    );
+    for day in 0..30 {
+        ledger.apply(
+            "https://x.example/mcp",
+            at(day),
+            Update::AuthOnly {
+                auth: AuthState::default(),
+            },
+            std::slice::from_ref(&change),
+        );
+    }
+    let history = &ledger.servers["https://x.example/mcp"].history;
+    assert!(history.iter().all(|item| item.values.is_some()));
+    // Room for 25 items, 5 of them with values (the third fallback).
+    let mut expected = ledger.clone();
+    let entry = expected.servers.get_mut("https://x.example/mcp").unwrap();
+    entry.drop_oldest(5);
+    entry.keep_values(5);
+    crate::chain::seal(&mut expected);
+    let limit = expected.to_record().bytes.len();
+    let mut fitted = ledger.clone();
+    let record = fitted.record_within(limit).unwrap();
+    assert_eq!(fitted, expected);
+    let kept: Vec<bool> = fitted.servers["https://x.example/mcp"]
+        .history
+        .iter()
+        .map(|item| item.values.is_some())
+        .collect();
+    assert_eq!(kept.len(), 25);
+    assert_eq!(kept.iter().filter(|&&k| k).count(), 5);
+    assert!(kept[20..].iter().all(|&k| k), "the newest keep theirs");
+    let stored: Value = serde_json::from_slice(&record.bytes).unwrap();
+    assert_eq!(crate::chain::check_index(&stored), Ok(()));
 }

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::highlight::{Segment, highlight};
 use super::{ChangeRow, LedgerStatus, ServerRow, SummaryRow};
 use crate::diff::{Compatibility, Severity};
 use crate::risk::Risk;
@@ -26,9 +27,6 @@ const OPEN_ALL_LIMIT: usize = 100;
 pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;
 /// Room kept for the note on left-out changes and the closing tags.
 const PAGE_TAIL_BYTES: usize = 1024;
-/// Line-diff tables larger than this (old lines × new lines) fall back to marking the whole
-/// differing middle, so a huge schema cannot make rendering slow.
-const MAX_LCS_CELLS: usize = 1_000_000;
 
 /// Everything one page shows.
 #[derive(Debug, Clone)]
@@ -92,114 +90,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// One run of text on one side of a value comparison.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Segment {
-    /// The text.
-    pub text: String,
-    /// Whether this text differs from the other side.
-    pub changed: bool,
-}
-
-fn push_segment(out: &mut Vec<Segment>, text: &str, changed: bool) {
-    if text.is_empty() {
-        return;
-    }
-    match out.last_mut() {
-        Some(last) if last.changed == changed => last.text.push_str(text),
-        _ => out.push(Segment {
-            text: text.to_string(),
-            changed,
-        }),
-    }
-}
-
-/// Splits two texts into segments that mark what differs: by characters for one-line texts,
-/// by lines (longest common subsequence) otherwise.
-pub fn highlight(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
-    if !old.contains('\n') && !new.contains('\n') {
-        return highlight_chars(old, new);
-    }
-    highlight_lines(old, new)
-}
-
-/// Lengths of the common prefix and of the common suffix after it.
-fn common_ends<T: PartialEq>(a: &[T], b: &[T]) -> (usize, usize) {
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    (prefix, suffix)
-}
-
-fn highlight_chars(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
-    let (a, b): (Vec<char>, Vec<char>) = (old.chars().collect(), new.chars().collect());
-    let (prefix, suffix) = common_ends(&a, &b);
-    let side = |chars: &[char]| {
-        let text = |range: &[char]| range.iter().collect::<String>();
-        let mut out = Vec::new();
-        push_segment(&mut out, &text(&chars[..prefix]), false);
-        push_segment(&mut out, &text(&chars[prefix..chars.len() - suffix]), true);
-        push_segment(&mut out, &text(&chars[chars.len() - suffix..]), false);
-        out
-    };
-    (side(&a), side(&b))
-}
-
-fn highlight_lines(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
-    let a: Vec<&str> = old.split_inclusive('\n').collect();
-    let b: Vec<&str> = new.split_inclusive('\n').collect();
-    let (prefix, suffix) = common_ends(&a, &b);
-    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let (keep_a, keep_b) = common_lines(mid_a, mid_b);
-    let side = |lines: &[&str], mid_keep: &[bool]| {
-        let mut out = Vec::new();
-        for (i, line) in lines.iter().enumerate() {
-            let in_mid = i >= prefix && i < lines.len() - suffix;
-            let changed = in_mid && !mid_keep[i - prefix];
-            push_segment(&mut out, line, changed);
-        }
-        out
-    };
-    (side(&a, &keep_a), side(&b, &keep_b))
-}
-
-/// Which lines of `a` and `b` belong to a longest common subsequence.
-fn common_lines(a: &[&str], b: &[&str]) -> (Vec<bool>, Vec<bool>) {
-    let (mut keep_a, mut keep_b) = (vec![false; a.len()], vec![false; b.len()]);
-    if a.is_empty() || b.is_empty() || a.len() * b.len() > MAX_LCS_CELLS {
-        return (keep_a, keep_b);
-    }
-    let width = b.len() + 1;
-    let mut table = vec![0u32; (a.len() + 1) * width];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            table[i * width + j] = if a[i] == b[j] {
-                table[(i + 1) * width + j + 1] + 1
-            } else {
-                table[(i + 1) * width + j].max(table[i * width + j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] == b[j] {
-            keep_a[i] = true;
-            keep_b[j] = true;
-            i += 1;
-            j += 1;
-        } else if table[(i + 1) * width + j] >= table[i * width + j + 1] {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    (keep_a, keep_b)
 }
 
 /// A value as the reader sees it: strings as text, everything else as indented JSON.
@@ -461,12 +351,40 @@ fn render_changes(html: &mut String, page: &Page<'_>) {
 /// Renders one change: its class, severity, tool, field and compatibility, the findings, and
 /// the old and new value side by side with the differing part marked. `open` unfolds it.
 pub fn render_change(html: &mut String, change: &ChangeRow, open: bool) {
-    render_change_with(html, change, open, true);
+    let sides = Sides::Both(
+        Side::Value(change.old_value.as_ref()),
+        Side::Value(change.new_value.as_ref()),
+    );
+    render_change_with(html, change, open, sides);
 }
 
-/// Renders one change as [`render_change`] does; without `values_kept` (a change remembered
-/// only by the ledger's history, which keeps no values) a note replaces the two sides.
-pub fn render_change_with(html: &mut String, change: &ChangeRow, open: bool, values_kept: bool) {
+/// One side of a change as a page shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Side<'a> {
+    /// The value; `None` when the change has none on this side (e.g. before an addition).
+    Value(Option<&'a Value>),
+    /// A value the ledger's history did not keep whole: its size and digest.
+    NotKept {
+        /// Size of its canonical JSON, in bytes.
+        bytes: u64,
+        /// SHA-256 of its canonical JSON (the change row's value hash).
+        sha256: &'a str,
+    },
+}
+
+/// What a rendered change shows of its before and after.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sides<'a> {
+    /// Both sides.
+    Both(Side<'a>, Side<'a>),
+    /// Neither: a change the ledger's history keeps without values; a note says where they are.
+    NotKept,
+}
+
+/// Renders one change as [`render_change`] does, showing `sides` as its before and after: the
+/// ledger server's pages render remembered changes with it, whose values the history keeps
+/// only when small.
+pub fn render_change_with(html: &mut String, change: &ChangeRow, open: bool, sides: Sides<'_>) {
     let severity = severity_name(change.severity);
     let _ = write!(
         html,
@@ -491,33 +409,60 @@ pub fn render_change_with(html: &mut String, change: &ChangeRow, open: bool, val
         }
         html.push_str("</ul>\n");
     }
-    if values_kept {
-        render_sides(html, change.old_value.as_ref(), change.new_value.as_ref());
-    } else {
-        let _ = write!(
-            html,
-            "<p class=\"muted values-not-kept\">The ledger keeps what changed, not the values: \
-             before and after are in the change row of the run of {}.</p>",
-            escape(&change.observed_at.to_rfc3339())
-        );
+    match sides {
+        Sides::Both(old, new) => render_sides(html, old, new),
+        Sides::NotKept => {
+            let _ = write!(
+                html,
+                "<p class=\"muted values-not-kept\">The ledger does not hold this change's values \
+                 (recorded before it kept them, or dropped to keep the index within its size): \
+                 before and after are in the change row of the run of {}.</p>",
+                escape(&change.observed_at.to_rfc3339())
+            );
+        }
     }
     html.push_str("</div>\n</details>\n");
 }
 
-fn render_sides(html: &mut String, old: Option<&Value>, new: Option<&Value>) {
-    let (old_text, new_text) = (old.map(value_text), new.map(value_text));
-    let (old_segments, new_segments) = match (&old_text, &new_text) {
-        (Some(o), Some(n)) => {
+/// What one side shows: its text, a note on a value not kept, or nothing (absent).
+enum Shown {
+    Text(String),
+    NotKept(String),
+    Absent,
+}
+
+impl Shown {
+    fn of(side: Side<'_>) -> Self {
+        match side {
+            Side::Value(Some(value)) => Shown::Text(value_text(value)),
+            Side::Value(None) => Shown::Absent,
+            Side::NotKept { bytes, sha256 } => Shown::NotKept(format!(
+                "({bytes} bytes, not kept in the ledger; SHA-256 {sha256})"
+            )),
+        }
+    }
+
+    /// The whole text as one changed segment (the other side has nothing to compare with).
+    fn whole(&self) -> Option<Vec<Segment>> {
+        match self {
+            Shown::Text(text) => Some(whole(text)),
+            _ => None,
+        }
+    }
+}
+
+fn render_sides(html: &mut String, old: Side<'_>, new: Side<'_>) {
+    let (old, new) = (Shown::of(old), Shown::of(new));
+    let (old_segments, new_segments) = match (&old, &new) {
+        (Shown::Text(o), Shown::Text(n)) => {
             let (a, b) = highlight(o, n);
             (Some(a), Some(b))
         }
-        (Some(o), None) => (Some(whole(o)), None),
-        (None, Some(n)) => (None, Some(whole(n))),
-        (None, None) => (None, None),
+        (o, n) => (o.whole(), n.whole()),
     };
     html.push_str("<div class=\"sides\">\n");
-    render_side(html, "before", "old", old_segments.as_deref(), "del");
-    render_side(html, "after", "new", new_segments.as_deref(), "ins");
+    render_side(html, "before", "old", &old, old_segments.as_deref(), "del");
+    render_side(html, "after", "new", &new, new_segments.as_deref(), "ins");
     html.push_str("</div>\n");
 }
 
@@ -532,13 +477,21 @@ fn render_side(
     html: &mut String,
     label: &str,
     class: &str,
+    shown: &Shown,
     segments: Option<&[Segment]>,
     mark: &str,
 ) {
     let _ = write!(html, "<div class=\"side side-{class}\"><h4>{label}</h4>");
-    match segments {
-        None => html.push_str("<pre class=\"absent\">(absent)</pre>"),
-        Some(segments) => {
+    match (shown, segments) {
+        (Shown::NotKept(note), _) => {
+            let _ = write!(
+                html,
+                "<pre class=\"absent not-kept\">{}</pre>",
+                escape(note)
+            );
+        }
+        (_, None) => html.push_str("<pre class=\"absent\">(absent)</pre>"),
+        (_, Some(segments)) => {
             html.push_str("<pre>");
             for segment in segments {
                 if segment.changed {
@@ -560,78 +513,6 @@ mod tests {
     use crate::reason::ReasonCode;
     use chrono::Utc;
     use serde_json::json;
-
-    fn seg(text: &str, changed: bool) -> Segment {
-        Segment {
-            text: text.to_string(),
-            changed,
-        }
-    }
-
-    #[test]
-    fn one_line_texts_highlight_the_differing_middle() {
-        let table = [
-            (
-                "abcXdef",
-                "abcYYdef",
-                vec![seg("abc", false), seg("X", true), seg("def", false)],
-                vec![seg("abc", false), seg("YY", true), seg("def", false)],
-            ),
-            (
-                "same",
-                "same",
-                vec![seg("same", false)],
-                vec![seg("same", false)],
-            ),
-            ("", "new", vec![], vec![seg("new", true)]),
-            (
-                "aa",
-                "aaa",
-                vec![seg("aa", false)],
-                vec![seg("aa", false), seg("a", true)],
-            ),
-            (
-                "héllo",
-                "hallo",
-                vec![seg("h", false), seg("é", true), seg("llo", false)],
-                vec![seg("h", false), seg("a", true), seg("llo", false)],
-            ),
-        ];
-        for (old, new, expected_old, expected_new) in table {
-            let (a, b) = highlight(old, new);
-            assert_eq!(a, expected_old, "{old:?} -> {new:?}");
-            assert_eq!(b, expected_new, "{old:?} -> {new:?}");
-        }
-    }
-
-    #[test]
-    fn multi_line_texts_highlight_whole_lines() {
-        let old = "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3\n}";
-        let new = "{\n  \"a\": 1,\n  \"b\": 5,\n  \"c\": 3,\n  \"d\": 4\n}";
-        let (a, b) = highlight(old, new);
-        assert_eq!(
-            a,
-            vec![
-                seg("{\n  \"a\": 1,\n", false),
-                seg("  \"b\": 2,\n  \"c\": 3\n", true),
-                seg("}", false)
-            ]
-        );
-        assert_eq!(
-            b,
-            vec![
-                seg("{\n  \"a\": 1,\n", false),
-                seg("  \"b\": 5,\n  \"c\": 3,\n  \"d\": 4\n", true),
-                seg("}", false)
-            ]
-        );
-        let (a, b) = highlight("x\ny\nz\n", "x\nq\ny\nz\n");
-        assert_eq!(a, vec![seg("x\ny\nz\n", false)]);
-        assert_eq!(
-            b,
-            vec![seg("x\n", false), seg("q\n", true), seg("y\nz\n", false)]
-        );
-    }
 
     #[test]
     fn escape_neutralizes_markup_and_shows_invisible_characters() {

@@ -5,6 +5,7 @@
 //! module only shapes data; [`crate::run`] decides what goes in. [`html`] renders rows as the
 //! `REPORT` page; [`sarif`] renders change rows as a SARIF 2.1.0 log.
 
+pub mod highlight;
 pub mod html;
 pub mod sarif;
 

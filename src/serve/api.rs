@@ -59,13 +59,14 @@ pub fn routes(reader: Reader) -> Router {
 async fn index(
     State(reader): State<Reader>,
     headers: HeaderMap,
+    uri: Uri,
     query: Result<Query<RawQuery>, QueryRejection>,
 ) -> Response {
     if headers.contains_key(READINESS_HEADER) {
         return (StatusCode::OK, "ready").into_response();
     }
     if pages::wants_html(&headers) {
-        return pages::fleet_page(&reader, query).await;
+        return pages::fleet_page(&reader, &uri, query).await;
     }
     Json(json!({
         "name": env!("CARGO_PKG_NAME"),

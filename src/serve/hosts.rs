@@ -17,7 +17,8 @@ use axum::response::{IntoResponse, Response};
 use super::READINESS_HEADER;
 use super::error::ServeError;
 
-/// The domain of the Apify platform's Standby URLs (`https://<user>--<actor>.apify.actor`).
+/// The domain of the Apify platform's Standby URLs (`https://<user>--<actor>.apify.actor`, or
+/// an Actor-level or task name under it; `docs/platform.md`, "Standby mode").
 pub const STANDBY_DOMAIN: &str = "apify.actor";
 
 /// The environment variable with more accepted host names, separated by commas.
@@ -151,7 +152,9 @@ mod tests {
             " ",
         ]);
         let platform = HostPolicy::platform();
-        let table: [(&HostPolicy, &str, bool); 17] = [
+        // The Standby host forms the Apify documentation shows: `<user>--<actor>.apify.actor`
+        // (`ACTOR_STANDBY_URL`) and an Actor-level name such as `rag-web-browser.apify.actor`.
+        let table: [(&HostPolicy, &str, bool); 19] = [
             (&local, "localhost", true),
             (&local, "localhost:4321", true),
             (&local, "LOCALHOST.", true),
@@ -166,6 +169,8 @@ mod tests {
             (&local, "user--actor.apify.actor", false),
             (&local, "", false),
             (&platform, "user--actor.apify.actor", true),
+            (&platform, "rag-web-browser.apify.actor", true),
+            (&platform, "User--Actor.Apify.Actor.:443", true),
             (&platform, "apify.actor.evil.example", false),
             (&platform, "evilapify.actor", false),
             (&platform, "127.0.0.1", true),

@@ -2,7 +2,8 @@
 //! (a JSON API) and agents (an MCP endpoint at `/mcp`).
 //!
 //! `mcp-surface-ledger serve` runs it locally; on the Apify platform the Actor runs it in
-//! Standby mode on `ACTOR_STANDBY_PORT`, and the platform's readiness probe gets its answer on
+//! Standby mode on `ACTOR_WEB_SERVER_PORT` (or the older `ACTOR_STANDBY_PORT`), and the
+//! platform's readiness probe gets its answer on
 //! `GET /`.
 //!
 //! - [`backend`]: the storage read (local layout or Apify API), with every write refused.
@@ -56,7 +57,7 @@ pub const READINESS_HEADER: &str = "x-apify-container-server-readiness-probe";
 /// Where the MCP endpoint is mounted (also `webServerMcpPath` in `.actor/actor.json`).
 pub const MCP_PATH: &str = "/mcp";
 
-/// The port used when neither `--port` nor `ACTOR_STANDBY_PORT` is given.
+/// The port used when neither `--port` nor the platform's port variables are given.
 pub const DEFAULT_PORT: u16 = 4321;
 
 /// The listen backlog: a burst of page loads (a dashboard opening dozens of links) must not
@@ -66,7 +67,7 @@ pub const LISTEN_BACKLOG: u32 = 1024;
 /// How the server is started.
 #[derive(Debug, Clone, Default)]
 pub struct ServeArgs {
-    /// The port; `None` = `ACTOR_STANDBY_PORT`, then [`DEFAULT_PORT`]. `0` picks a free one.
+    /// The port; `None` = [`platform_port`], then [`DEFAULT_PORT`]. `0` picks a free one.
     pub port: Option<u16>,
     /// The address to listen on; `None` = all interfaces on the platform, loopback elsewhere.
     pub host: Option<IpAddr>,
@@ -172,7 +173,7 @@ pub async fn run(args: ServeArgs) -> i32 {
     };
     let port = args
         .port
-        .or_else(|| env_port("ACTOR_STANDBY_PORT"))
+        .or_else(|| platform_port(|name| std::env::var(name).ok()))
         .unwrap_or(DEFAULT_PORT);
     let default_host = if env.is_at_home {
         IpAddr::V4(Ipv4Addr::UNSPECIFIED)
@@ -214,8 +215,12 @@ fn host_policy(env: &PlatformEnv, operator: &[String]) -> HostPolicy {
     base.with_names(operator)
 }
 
-fn env_port(name: &str) -> Option<u16> {
-    std::env::var(name).ok()?.trim().parse().ok()
+/// The port the platform asks a Standby server to listen on: `ACTOR_WEB_SERVER_PORT` (what
+/// the Standby documentation names), else the older `ACTOR_STANDBY_PORT`.
+pub fn platform_port(lookup: impl Fn(&str) -> Option<String>) -> Option<u16> {
+    ["ACTOR_WEB_SERVER_PORT", "ACTOR_STANDBY_PORT"]
+        .into_iter()
+        .find_map(|name| lookup(name)?.trim().parse().ok())
 }
 
 #[cfg(test)]
@@ -230,5 +235,32 @@ mod tests {
         assert!(is_standby_start(with("STANDBY")));
         assert!(!is_standby_start(with("API")));
         assert!(!is_standby_start(|_| None));
+    }
+
+    #[test]
+    fn the_port_is_the_web_server_port_then_the_standby_port() {
+        fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }
+        }
+        let both = [
+            ("ACTOR_WEB_SERVER_PORT", "8080"),
+            ("ACTOR_STANDBY_PORT", "4322"),
+        ];
+        assert_eq!(platform_port(env(&both)), Some(8080));
+        assert_eq!(
+            platform_port(env(&[("ACTOR_STANDBY_PORT", " 4322 ")])),
+            Some(4322)
+        );
+        let bad = [
+            ("ACTOR_WEB_SERVER_PORT", "x"),
+            ("ACTOR_STANDBY_PORT", "4322"),
+        ];
+        assert_eq!(platform_port(env(&bad)), Some(4322));
+        assert_eq!(platform_port(env(&[])), None);
     }
 }

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::error::ServeError;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
-use crate::ledger::{self, Entry, HistoryItem, Ledger, MAX_HISTORY};
+use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger, MAX_HISTORY};
 use crate::platform::{Storage, Store};
 use crate::report::{ToolSummaries, mark_repeated_keys, summarize_tools};
 use crate::risk::Risk;
@@ -74,6 +74,12 @@ pub struct ChangeView {
     pub field: String,
     /// Its severity (`low`, `medium`, `high`, `breaking`).
     pub severity: String,
+    /// Its before and after, as far as the ledger keeps them: each side's canonical JSON
+    /// (`{"json": …}`) when small, else its size and SHA-256 (`{"bytes": …, "sha256": …}`).
+    /// Absent for changes recorded before values were kept, or whose values the ledger
+    /// dropped to stay within its record size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<ChangeValues>,
 }
 
 /// The servers of one ledger.
@@ -407,12 +413,17 @@ pub fn ledger_names_of(keys: &[String]) -> Vec<String> {
         .iter()
         .filter_map(|key| key.strip_prefix(ledger::SHARDS_KEY_PREFIX))
         .collect();
+    // `<watch>-shard-<k>` ([`shard_ledger_name`]), or `<watch>-shard-<k>-of-<n>` as earlier
+    // builds named them.
+    let is_number = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     let is_shard_of_watch = |key: &str| {
         watches.iter().any(|watch| {
             key.strip_prefix(watch)
                 .and_then(|rest| rest.strip_prefix("-shard-"))
-                .and_then(|rest| rest.split_once("-of-"))
-                .is_some_and(|(k, n)| k.parse::<usize>().is_ok() && n.parse::<usize>().is_ok())
+                .is_some_and(|rest| match rest.split_once("-of-") {
+                    Some((k, n)) => is_number(k) && is_number(n),
+                    None => is_number(rest),
+                })
         })
     };
     let mut names: Vec<String> = keys
@@ -474,6 +485,7 @@ fn change_view(item: &HistoryItem) -> ChangeView {
         tool_name: item.tool_name.clone(),
         field: item.field.clone(),
         severity: wire_name(&item.severity),
+        values: item.values.clone(),
     }
 }
 
@@ -496,9 +508,10 @@ mod tests {
             "surface-0123",
             "insight.DEFAULT",
             "shards.fleet",
-            "fleet-shard-1-of-2",
+            "fleet-shard-1",
             "fleet-shard-2-of-2",
-            "other-shard-1-of-2",
+            "fleet-shard-x",
+            "other-shard-1",
             "surface-sweep-journal",
         ]
         .into_iter()
@@ -506,7 +519,7 @@ mod tests {
         .collect();
         assert_eq!(
             ledger_names_of(&keys),
-            vec!["DEFAULT", "fleet", "other-shard-1-of-2"]
+            vec!["DEFAULT", "fleet", "fleet-shard-x", "other-shard-1"]
         );
         assert!(ledger_names_of(&[]).is_empty());
     }

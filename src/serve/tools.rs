@@ -92,8 +92,9 @@ impl LedgerTools {
             .map_err(|e| e.to_string())
     }
 
-    /// The recorded changes of one watched server (class, tool, field, severity, time), oldest
-    /// first, optionally only those since an RFC 3339 time.
+    /// The recorded changes of one watched server (class, tool, field, severity, time, and the
+    /// before/after values the ledger kept), oldest first, optionally only those since an RFC
+    /// 3339 time.
     #[tool(annotations(
         title = "Get a server's changes",
         read_only_hint = true,

@@ -27,10 +27,11 @@ def main(path):
         prev = base["link"] if base else sha256hex(
             ("mcp-surface-ledger/history@1\n" + url).encode())[:32]
         base_seq = base["seq"] if base else 0
-        # History items and moves form one chain, in order of their seq.
+        # History items and moves form one chain, in order of their seq; a history item's
+        # kept values are covered by the index head, not by its link.
         moves = [m for m in entry.get("moves", []) if m["seq"] > base_seq]
         for item in sorted(entry["history"] + moves, key=lambda i: i["seq"]):
-            body = {k: v for k, v in item.items() if k != "link"}
+            body = {k: v for k, v in item.items() if k not in ("link", "values")}
             link = sha256hex(prev.encode() + b"\n" + jcs(body))[:32]
             ok = ok and link == item["link"]
             prev = link

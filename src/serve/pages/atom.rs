@@ -143,6 +143,7 @@ mod tests {
                 tool_name: Some(tool.into()),
                 field: "tool".into(),
                 severity: "high".into(),
+                values: None,
             },
         }
     }

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::filter::{ChangeFilter, PAGE_SIZE, class_names, page_of, severity_names};
-use super::layout::{Nav, href, page, split_view};
-use super::server::history_row;
-use crate::report::html::{escape, render_change_with};
+use super::layout::{Nav, page, split_view};
+use super::server::render_remembered;
+use crate::report::html::escape;
 use crate::serve::store::FleetChange;
 
 /// The changes page for `selected` (the filtered changes, newest first).
@@ -21,13 +21,10 @@ pub fn render(nav: &Nav, filter: &ChangeFilter, selected: &[&FleetChange]) -> St
         selected.len(),
         selected.len(),
         filter.page,
-        href("changes.atom", &filter.query(None))
+        nav.href("changes.atom", &filter.query(None))
     );
     body.push_str("<div id=\"changes\">\n");
     for change in shown {
-        let Some(row) = history_row(&change.server_url, &change.change) else {
-            continue;
-        };
         let (url, view) = split_view(&change.server_url);
         let server_query = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("ledger", &nav.ledger)
@@ -37,13 +34,13 @@ pub fn render(nav: &Nav, filter: &ChangeFilter, selected: &[&FleetChange]) -> St
             body,
             "<p class=\"change-meta\">{} · <a href=\"{}\"><code>{}</code></a> ({view})</p>",
             super::layout::time(&change.change.observed_at),
-            href("server", &server_query),
+            nav.href("server", &server_query),
             escape(url)
         );
-        render_change_with(&mut body, &row, false, false);
+        render_remembered(&mut body, &change.server_url, &change.change, false);
     }
     body.push_str("</div>\n");
-    pager(&mut body, filter, pages);
+    pager(&mut body, nav, filter, pages);
     page("Changes", nav, &body)
 }
 
@@ -51,8 +48,9 @@ fn form(body: &mut String, nav: &Nav, filter: &ChangeFilter) {
     let _ = write!(
         body,
         "<form class=\"filters\" method=\"get\" action=\"./changes\">\
-         <input type=\"hidden\" name=\"ledger\" value=\"{}\">",
-        escape(&nav.ledger)
+         <input type=\"hidden\" name=\"ledger\" value=\"{}\">{}",
+        escape(&nav.ledger),
+        nav.token_field()
     );
     select(body, "severity", severity_names(), &filter.severities);
     select(body, "class", class_names(), &filter.classes);
@@ -64,7 +62,7 @@ fn form(body: &mut String, nav: &Nav, filter: &ChangeFilter) {
          <a href=\"{}\">clear</a></form>",
         escape(filter.server.as_deref().unwrap_or_default()),
         escape(&filter.since.map(|t| t.to_rfc3339()).unwrap_or_default()),
-        href("changes", &super::layout::ledger_query(&nav.ledger))
+        nav.href("changes", &super::layout::ledger_query(&nav.ledger))
     );
 }
 
@@ -89,20 +87,20 @@ fn select<'a>(
     body.push_str("</select></label>");
 }
 
-fn pager(body: &mut String, filter: &ChangeFilter, pages: usize) {
+fn pager(body: &mut String, nav: &Nav, filter: &ChangeFilter, pages: usize) {
     body.push_str("<nav class=\"pager\">");
     if filter.page > 1 {
         let _ = write!(
             body,
             "<a rel=\"prev\" href=\"{}\">← newer</a>",
-            href("changes", &filter.query(Some(filter.page - 1)))
+            nav.href("changes", &filter.query(Some(filter.page - 1)))
         );
     }
     if filter.page < pages {
         let _ = write!(
             body,
             "<a rel=\"next\" id=\"older\" href=\"{}\">older →</a>",
-            href("changes", &filter.query(Some(filter.page + 1)))
+            nav.href("changes", &filter.query(Some(filter.page + 1)))
         );
     }
     body.push_str("</nav>\n");

@@ -124,6 +124,7 @@ mod tests {
             tool_name: None,
             field: "tool".into(),
             severity: severity.into(),
+            values: None,
         }
     }
 

@@ -207,6 +207,7 @@ mod tests {
                 tool_name: None,
                 field: "tool".to_string(),
                 severity: severity.to_string(),
+                values: None,
             },
         }
     }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::chart;
-use super::layout::{Nav, badge, href, ledger_query, page, segment, split_view, time};
+use super::layout::{Nav, badge, ledger_query, page, segment, split_view, time};
 use crate::report::html::escape;
 use crate::serve::store::{FleetChange, ServerView, ServersView};
 
@@ -31,7 +31,7 @@ pub fn render(nav: &Nav, servers: &ServersView, changes: &[FleetChange]) -> Stri
         rows.len()
     );
     for server in rows {
-        row(&mut body, &nav.ledger, server);
+        row(&mut body, nav, server);
     }
     body.push_str("</tbody>\n</table>\n");
     if servers.servers.is_empty() {
@@ -88,7 +88,8 @@ fn stats(body: &mut String, servers: &ServersView, changes: &[FleetChange]) {
     body.push_str("</ul>\n");
 }
 
-fn row(body: &mut String, ledger: &str, server: &ServerView) {
+fn row(body: &mut String, nav: &Nav, server: &ServerView) {
+    let ledger = nav.ledger.as_str();
     let (url, view) = split_view(&server.server_url);
     let query = format!(
         "{}&{}",
@@ -130,9 +131,9 @@ fn row(body: &mut String, ledger: &str, server: &ServerView) {
          <td data-label=\"View\">{view}</td><td data-label=\"Tools\" class=\"num\">{}</td>\
          <td data-label=\"Risk\">{}</td><td data-label=\"Last change\">{last_change}</td>\
          <td data-label=\"First seen\">{}</td></tr>",
-        href("server", &query),
+        nav.href("server", &query),
         escape(url),
-        href(
+        nav.href(
             &format!(
                 "ledgers/{}/servers/{}/surface",
                 segment(ledger),

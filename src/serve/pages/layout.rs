@@ -58,13 +58,88 @@ ul.findings { margin: 0; padding-left: 18px; font-size: 12px; }
 @media print { nav, form.filters, .pager { display: none; } }
 "#;
 
-/// The ledger and its neighbours, for the navigation of every page.
+/// The ledger and its neighbours, for the navigation of every page, and the access token the
+/// page was opened with, which its links carry on.
 #[derive(Debug, Clone, Default)]
 pub struct Nav {
     /// The ledger shown.
     pub ledger: String,
     /// Every ledger of the store (the picker).
     pub ledgers: Vec<String>,
+    /// The `?token=` the page was opened with ([`carried_token`]).
+    pub token: Option<CarriedToken>,
+}
+
+impl Nav {
+    /// A navigation without ledgers (error pages), carrying `token`.
+    pub fn with_token(token: Option<CarriedToken>) -> Self {
+        Nav {
+            token,
+            ..Nav::default()
+        }
+    }
+
+    /// A relative link to `path` with `query`, and the page's token when it has one, escaped
+    /// for an attribute. Every link of a page goes through here, so a page opened with
+    /// `?token=` (a browser on the Apify platform's Standby URL) keeps working when followed.
+    pub fn href(&self, path: &str, query: &str) -> String {
+        let Some(token) = &self.token else {
+            return href(path, query);
+        };
+        let carried = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair(TOKEN_PARAMETER, &token.0)
+            .finish();
+        if query.is_empty() {
+            href(path, &carried)
+        } else {
+            href(path, &format!("{query}&{carried}"))
+        }
+    }
+
+    /// The hidden form field that carries the token through a GET form (empty without one).
+    pub fn token_field(&self) -> String {
+        self.token
+            .as_ref()
+            .map(|token| {
+                format!(
+                    "<input type=\"hidden\" name=\"{TOKEN_PARAMETER}\" value=\"{}\">",
+                    escape(&token.0)
+                )
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The query parameter that authorizes a request at the Apify platform's Standby URL when no
+/// `Authorization` header can be sent (a browser following a link). `docs/platform.md`.
+pub const TOKEN_PARAMETER: &str = "token";
+
+/// The longest token carried on.
+const MAX_TOKEN_CHARS: usize = 256;
+
+/// An access token a page carries on its links. Never logged: `Debug` shows no value, and it
+/// is not `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CarriedToken(String);
+
+impl std::fmt::Debug for CarriedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CarriedToken(redacted)")
+    }
+}
+
+/// The `token` of a request's query, when it looks like an API token (letters, digits, `_`,
+/// `-`, `.`; at most 256 characters). Anything else is not carried on: a crafted link cannot
+/// make the pages write arbitrary text into their links.
+pub fn carried_token(query: Option<&str>) -> Option<CarriedToken> {
+    let (_, token) =
+        url::form_urlencoded::parse(query?.as_bytes()).find(|(name, _)| name == TOKEN_PARAMETER)?;
+    let plausible = !token.is_empty()
+        && token.chars().count() <= MAX_TOKEN_CHARS
+        && token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    plausible.then(|| CarriedToken(token.into_owned()))
 }
 
 /// A whole page: shell, navigation, `body`.
@@ -83,7 +158,7 @@ pub fn page(title: &str, nav: &Nav, body: &str) -> String {
     let _ = writeln!(
         html,
         "<link rel=\"alternate\" type=\"application/atom+xml\" title=\"Changes\" href=\"{}\">",
-        href("changes.atom", &ledger)
+        nav.href("changes.atom", &ledger)
     );
     let _ = writeln!(
         html,
@@ -94,10 +169,10 @@ pub fn page(title: &str, nav: &Nav, body: &str) -> String {
         "<nav class=\"top\"><a href=\"{}\">Fleet</a><a href=\"{}\">Changes</a>\
          <a href=\"{}\">Atom feed</a><a href=\"{}\">JSON</a>\
          <span class=\"muted\">ledger <strong>{}</strong></span></nav>",
-        href("", &ledger),
-        href("changes", &ledger),
-        href("changes.atom", &ledger),
-        href(&format!("ledgers/{}/servers", segment(&nav.ledger)), ""),
+        nav.href("", &ledger),
+        nav.href("changes", &ledger),
+        nav.href("changes.atom", &ledger),
+        nav.href(&format!("ledgers/{}/servers", segment(&nav.ledger)), ""),
         escape(&nav.ledger)
     );
     if nav.ledgers.len() > 1 {
@@ -111,7 +186,7 @@ pub fn page(title: &str, nav: &Nav, body: &str) -> String {
                 let _ = write!(
                     html,
                     "<a href=\"{}\">{}</a>",
-                    href("", &ledger_query(name)),
+                    nav.href("", &ledger_query(name)),
                     escape(name)
                 );
             }
@@ -209,7 +284,7 @@ pub fn error_page(error: &ServeError, nav: &Nav) -> Response {
         "<p id=\"error\" data-code=\"{}\">{}</p>\n<p><a href=\"{}\">Back to the fleet</a></p>\n",
         error.code(),
         escape(&error.to_string()),
-        href("", "")
+        nav.href("", "")
     );
     html_response(error.status(), page("Cannot show this page", nav, &body))
 }
@@ -231,10 +306,44 @@ mod tests {
     }
 
     #[test]
+    fn only_plausible_tokens_are_carried_and_never_shown() {
+        let table = [
+            (Some("token=apify_api_AbC123"), Some("apify_api_AbC123")),
+            (Some("ledger=L&token=a.b-c_d&token=second"), Some("a.b-c_d")),
+            (Some("token=%22%3E%3Cx%3E"), None),
+            (Some("token="), None),
+            (Some("tokens=abc"), None),
+            (None, None),
+        ];
+        for (query, carried) in table {
+            let token = carried_token(query);
+            assert_eq!(token.as_ref().map(|t| t.0.as_str()), carried, "{query:?}");
+        }
+        assert_eq!(
+            carried_token(Some(&format!("token={}", "a".repeat(257)))),
+            None
+        );
+        let nav = Nav::with_token(carried_token(Some("token=apify_api_x")));
+        assert_eq!(format!("{nav:?}").matches("apify_api_x").count(), 0);
+        assert_eq!(
+            nav.href("server", "url=a"),
+            "./server?url=a&amp;token=apify_api_x"
+        );
+        assert_eq!(nav.href("", ""), "./?token=apify_api_x");
+        assert_eq!(
+            nav.token_field(),
+            "<input type=\"hidden\" name=\"token\" value=\"apify_api_x\">"
+        );
+        assert_eq!(Nav::default().href("", ""), "./");
+        assert_eq!(Nav::default().token_field(), "");
+    }
+
+    #[test]
     fn the_shell_forbids_scripts_and_escapes_the_title() {
         let nav = Nav {
             ledger: "L".into(),
             ledgers: vec!["L".into(), "</title><script>".into()],
+            token: None,
         };
         let html = page("</title><script>alert(1)</script>", &nav, "<p>body</p>");
         assert!(!html.contains("<script"));

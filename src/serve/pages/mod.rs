@@ -24,14 +24,14 @@ pub mod server;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::api::Reader;
 use super::error::ServeError;
 use filter::{ChangeFilter, RawQuery};
-use layout::{Nav, error_page, html_response};
+use layout::{CarriedToken, Nav, carried_token, error_page, html_response};
 
 /// The ledger shown when the query names none and the store holds it.
 pub const DEFAULT_LEDGER: &str = "DEFAULT";
@@ -50,8 +50,12 @@ pub fn wants_html(headers: &HeaderMap) -> bool {
 }
 
 /// The ledger to show and the store's ledger names: the one asked for, else `DEFAULT` when
-/// present, else the first name.
-async fn navigation(reader: &Reader, asked: Option<&str>) -> Result<Nav, ServeError> {
+/// present, else the first name; and the token the page's links carry.
+async fn navigation(
+    reader: &Reader,
+    asked: Option<&str>,
+    token: Option<CarriedToken>,
+) -> Result<Nav, ServeError> {
     let ledgers = reader.ledger_names().await?;
     let ledger = match asked {
         Some(name) => name.to_string(),
@@ -61,17 +65,27 @@ async fn navigation(reader: &Reader, asked: Option<&str>) -> Result<Nav, ServeEr
             .cloned()
             .unwrap_or_else(|| DEFAULT_LEDGER.to_string()),
     };
-    Ok(Nav { ledger, ledgers })
+    Ok(Nav {
+        ledger,
+        ledgers,
+        token,
+    })
+}
+
+/// The navigation of an error page shown before the ledger is known: no ledgers, and the
+/// token the request carries.
+fn bare_nav(uri: &Uri) -> Nav {
+    Nav::with_token(carried_token(uri.query()))
 }
 
 /// Answers with the page `render` makes, or with an error page.
-async fn answer<F>(reader: &Reader, asked: Option<&str>, render: F) -> Response
+async fn answer<F>(reader: &Reader, asked: Option<&str>, uri: &Uri, render: F) -> Response
 where
     F: AsyncFnOnce(&Reader, &Nav) -> Result<String, ServeError>,
 {
-    let nav = match navigation(reader, asked).await {
+    let nav = match navigation(reader, asked, carried_token(uri.query())).await {
         Ok(nav) => nav,
-        Err(error) => return error_page(&error, &Nav::default()),
+        Err(error) => return error_page(&error, &bare_nav(uri)),
     };
     match render(reader, &nav).await {
         Ok(html) => html_response(StatusCode::OK, html),
@@ -87,20 +101,26 @@ fn parse(query: Result<Query<RawQuery>, QueryRejection>) -> Result<ChangeFilter,
 /// `GET /` for a browser: the fleet page.
 pub async fn fleet_page(
     reader: &Reader,
+    uri: &Uri,
     query: Result<Query<RawQuery>, QueryRejection>,
 ) -> Response {
     let filter = match parse(query) {
         Ok(filter) => filter,
-        Err(error) => return error_page(&error, &Nav::default()),
+        Err(error) => return error_page(&error, &bare_nav(uri)),
     };
-    answer(reader, filter.ledger.as_deref(), async |reader, nav| {
-        if nav.ledgers.is_empty() && filter.ledger.is_none() {
-            return Ok(fleet::render_empty(nav));
-        }
-        let servers = reader.servers(&nav.ledger).await?;
-        let changes = reader.fleet_changes(&nav.ledger).await?;
-        Ok(fleet::render(nav, &servers, &changes))
-    })
+    answer(
+        reader,
+        filter.ledger.as_deref(),
+        uri,
+        async |reader, nav| {
+            if nav.ledgers.is_empty() && filter.ledger.is_none() {
+                return Ok(fleet::render_empty(nav));
+            }
+            let servers = reader.servers(&nav.ledger).await?;
+            let changes = reader.fleet_changes(&nav.ledger).await?;
+            Ok(fleet::render(nav, &servers, &changes))
+        },
+    )
     .await
 }
 
@@ -116,6 +136,7 @@ pub struct ServerQuery {
 /// `GET /server?ledger=&url=`: one server's page.
 pub async fn server_page(
     State(reader): State<Reader>,
+    uri: Uri,
     query: Result<Query<ServerQuery>, QueryRejection>,
 ) -> Response {
     let query = match query {
@@ -123,45 +144,58 @@ pub async fn server_page(
         Err(rejection) => {
             return error_page(
                 &ServeError::BadRequest(rejection.body_text()),
-                &Nav::default(),
+                &bare_nav(&uri),
             );
         }
     };
     let Some(url) = query.url.filter(|url| !url.is_empty()) else {
         let error = ServeError::BadRequest("the server page needs ?url=<server URL>".into());
-        return error_page(&error, &Nav::default());
+        return error_page(&error, &bare_nav(&uri));
     };
-    answer(&reader, query.ledger.as_deref(), async |reader, nav| {
-        let detail = reader.server_detail(&nav.ledger, &url).await?;
-        Ok(server::render(nav, &detail))
-    })
+    answer(
+        &reader,
+        query.ledger.as_deref(),
+        &uri,
+        async |reader, nav| {
+            let detail = reader.server_detail(&nav.ledger, &url).await?;
+            Ok(server::render(nav, &detail))
+        },
+    )
     .await
 }
 
 /// `GET /changes?…`: the changes page.
 pub async fn changes_page(
     State(reader): State<Reader>,
+    uri: Uri,
     query: Result<Query<RawQuery>, QueryRejection>,
 ) -> Response {
     let filter = match parse(query) {
         Ok(filter) => filter,
-        Err(error) => return error_page(&error, &Nav::default()),
+        Err(error) => return error_page(&error, &bare_nav(&uri)),
     };
-    answer(&reader, filter.ledger.as_deref(), async |reader, nav| {
-        let all = reader.fleet_changes(&nav.ledger).await?;
-        let selected: Vec<_> = all.iter().filter(|c| filter.selects(c)).collect();
-        Ok(changes::render(nav, &filter, &selected))
-    })
+    answer(
+        &reader,
+        filter.ledger.as_deref(),
+        &uri,
+        async |reader, nav| {
+            let all = reader.fleet_changes(&nav.ledger).await?;
+            let selected: Vec<_> = all.iter().filter(|c| filter.selects(c)).collect();
+            Ok(changes::render(nav, &filter, &selected))
+        },
+    )
     .await
 }
 
-/// `GET /changes.atom?…`: the Atom feed (errors are JSON: a feed reader is a program).
+/// `GET /changes.atom?…`: the Atom feed (errors are JSON: a feed reader is a program). The
+/// feed never repeats a `?token=` it was fetched with: not in its ids, not in its links (a
+/// chat integration posting its entries would publish it).
 pub async fn feed(
     State(reader): State<Reader>,
     query: Result<Query<RawQuery>, QueryRejection>,
 ) -> Result<Response, ServeError> {
     let filter = parse(query)?;
-    let nav = navigation(&reader, filter.ledger.as_deref()).await?;
+    let nav = navigation(&reader, filter.ledger.as_deref(), None).await?;
     let servers = reader.servers(&nav.ledger).await?;
     let all = reader.fleet_changes(&nav.ledger).await?;
     let selected: Vec<_> = all.iter().filter(|c| filter.selects(c)).collect();

@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::chart;
-use super::layout::{Nav, badge, href, page, segment, split_view, time};
-use crate::report::html::{escape, render_change_with, risk_name};
+use super::layout::{Nav, badge, page, segment, split_view, time};
+use crate::ledger::KeptValue;
+use crate::report::html::{Side, Sides, escape, render_change_with, risk_name};
 use crate::report::{ChangeRow, ToolSummary};
 use crate::serve::store::{ChangeView, ServerDetail};
 
@@ -32,14 +33,12 @@ pub fn render(nav: &Nav, detail: &ServerDetail) -> String {
     ));
     body.push_str("<div id=\"history\">\n");
     for change in detail.history.iter().rev() {
-        if let Some(row) = history_row(&server.server_url, change) {
-            let _ = writeln!(
-                body,
-                "<p class=\"change-meta\">{}</p>",
-                time(&change.observed_at)
-            );
-            render_change_with(&mut body, &row, true, false);
-        }
+        let _ = writeln!(
+            body,
+            "<p class=\"change-meta\">{}</p>",
+            time(&change.observed_at)
+        );
+        render_remembered(&mut body, &server.server_url, change, true);
     }
     if detail.history.is_empty() {
         body.push_str("<p class=\"muted\">No change recorded since the first read.</p>\n");
@@ -54,14 +53,46 @@ pub fn render(nav: &Nav, detail: &ServerDetail) -> String {
     page(&format!("Server {title}"), nav, &body)
 }
 
-/// The report row of a remembered change: what the history keeps, without values.
-pub fn history_row(server_url: &str, change: &ChangeView) -> Option<ChangeRow> {
+/// Renders a remembered change with the report's change renderer: its before and after as
+/// far as the ledger kept them (a value too large to keep shows its size and digest; a
+/// change without kept values, a note saying where they are).
+pub fn render_remembered(body: &mut String, server_url: &str, change: &ChangeView, open: bool) {
+    let Some(row) = history_row(server_url, change) else {
+        return;
+    };
+    let sides = match &change.values {
+        None => Sides::NotKept,
+        Some(values) => Sides::Both(
+            side(values.old.as_ref(), row.old_value.as_ref()),
+            side(values.new.as_ref(), row.new_value.as_ref()),
+        ),
+    };
+    render_change_with(body, &row, open, sides);
+}
+
+fn side<'a>(kept: Option<&'a KeptValue>, value: Option<&'a Value>) -> Side<'a> {
+    match kept {
+        Some(KeptValue::Digest { bytes, sha256 }) => Side::NotKept {
+            bytes: *bytes,
+            sha256,
+        },
+        _ => Side::Value(value),
+    }
+}
+
+/// The report row of a remembered change: what the history keeps, with the values it kept
+/// whole.
+fn history_row(server_url: &str, change: &ChangeView) -> Option<ChangeRow> {
+    let value = |kept: Option<&KeptValue>| kept.and_then(KeptValue::value);
+    let values = change.values.as_ref();
     serde_json::from_value(json!({
         "server_url": server_url,
         "change_class": change.change_class,
         "tool_name": change.tool_name,
         "field": change.field,
         "severity": change.severity,
+        "old_value": value(values.and_then(|v| v.old.as_ref())),
+        "new_value": value(values.and_then(|v| v.new.as_ref())),
         "details": [],
         "same_version": false,
         "observed_at": change.observed_at,
@@ -72,7 +103,7 @@ pub fn history_row(server_url: &str, change: &ChangeView) -> Option<ChangeRow> {
 fn facts(body: &mut String, nav: &Nav, detail: &ServerDetail, url: &str, view: &str) {
     let server = &detail.server;
     let json = |part: &str| {
-        href(
+        nav.href(
             &format!(
                 "ledgers/{}/servers/{}/{part}",
                 segment(&nav.ledger),
@@ -186,4 +217,61 @@ fn tool_row(body: &mut String, tool: &ToolSummary, raw: Option<&Value>) {
         hints.join(", "),
         badge(Some(risk_name(tool.risk))),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::ChangeValues;
+
+    fn remembered(values: Option<ChangeValues>) -> String {
+        let change = ChangeView {
+            observed_at: "2026-01-31T12:00:00Z".parse().unwrap(),
+            change_class: "tool_description_changed".into(),
+            tool_name: Some("read_file".into()),
+            field: "description".into(),
+            severity: "low".into(),
+            values,
+        };
+        let mut html = String::new();
+        render_remembered(&mut html, "http://a.example/mcp", &change, true);
+        html
+    }
+
+    #[test]
+    fn remembered_values_are_shown_escaped_or_named() {
+        let whole = |text: &str| KeptValue::Whole {
+            json: serde_json::to_string(text).unwrap(),
+        };
+        let html = remembered(Some(ChangeValues {
+            old: Some(whole("Reads <b>files</b>\u{202E}")),
+            new: Some(whole("Reads <script>alert(1)</script>")),
+        }));
+        assert!(html.contains("<div class=\"side side-old\"><h4>before</h4><pre>Reads &lt;"));
+        assert!(
+            html.contains("<del>b&gt;files&lt;/b&gt;\\u{202E}</del>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<ins>script&gt;alert(1)&lt;/script&gt;</ins>"),
+            "{html}"
+        );
+        assert!(!html.contains("<script") && !html.contains('\u{202E}'));
+
+        let html = remembered(Some(ChangeValues {
+            old: Some(KeptValue::Digest {
+                bytes: 2048,
+                sha256: "<ab>".into(),
+            }),
+            new: None,
+        }));
+        assert!(html.contains(
+            "<pre class=\"absent not-kept\">(2048 bytes, not kept in the ledger; SHA-256 &lt;ab&gt;)</pre>"
+        ));
+        assert!(html.contains("<pre class=\"absent\">(absent)</pre>"));
+
+        let html = remembered(None);
+        assert!(html.contains("values-not-kept"));
+        assert!(!html.contains("class=\"sides\""));
+    }
 }
