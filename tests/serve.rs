@@ -266,12 +266,10 @@ async fn every_malformed_request_gets_a_json_error() {
             400,
             "bad_request",
         ),
-        (
-            vec![b' '; serve::MAX_BODY_BYTES + 1],
-            413,
-            "request_too_large",
-        ),
     ];
+    // A body over the limit is answered 413 before it is read, which a client still writing
+    // it may see as a broken pipe instead of the answer: `serve_guard.rs` checks that case
+    // over a raw socket that reads the answer whatever happened to its writes.
     for (body, status, code) in bodies {
         let (got, answer) = post(&client, &diff_url, body).await;
         assert_eq!(
