@@ -298,7 +298,10 @@ mod tests {
             Some(&vec!["delete_repository".to_string()])
         );
         assert_eq!(snapshot.tools[1].summary.name, "search_issues");
-        assert_eq!(snapshot.tools[1].summary.description_hash.len(), 64);
+        assert_eq!(
+            snapshot.tools[1].summary.description_hash.to_hex().len(),
+            64
+        );
         assert!(snapshot.transport.is_none());
     }
 

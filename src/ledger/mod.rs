@@ -29,7 +29,7 @@ pub use surface_record::{SURFACE_FORMAT, StoredSurface};
 use crate::diff::{AuthState, Change};
 use crate::mcp::Era;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
-use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Surface};
+use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Sha256Digest, Surface};
 
 /// Version of the index record format this build writes and reads.
 pub const LEDGER_FORMAT: u32 = 1;
@@ -105,23 +105,23 @@ const SURFACE_READ_ATTEMPTS: u32 = 3;
 
 /// The short digest of every tool of `surface`, by name ([`Entry::tool_digests`]).
 pub fn tool_digests(surface: &Surface) -> BTreeMap<String, String> {
-    let raw_hashes = surface.canonical_tools().raw_hashes();
-    short_tool_digests(surface, raw_hashes.iter().map(String::as_str))
+    short_tool_digests(surface, &surface.canonical_tools().raw_hashes())
 }
 
 /// [`tool_digests`] from each tool's `raw_hash` ([`crate::surface::ToolDigests`]), already
 /// computed, in the surface's order.
-pub fn short_tool_digests<'a>(
+pub fn short_tool_digests(
     surface: &Surface,
-    raw_hashes: impl IntoIterator<Item = &'a str>,
+    raw_hashes: &[Sha256Digest],
 ) -> BTreeMap<String, String> {
     surface
         .tools
         .iter()
         .zip(raw_hashes)
         .map(|(tool, raw_hash)| {
-            let short = raw_hash.get(..TOOL_DIGEST_HEX).unwrap_or(raw_hash);
-            (tool.name.clone(), short.to_owned())
+            let mut short = raw_hash.to_hex();
+            short.truncate(TOOL_DIGEST_HEX);
+            (tool.name.clone(), short)
         })
         .collect()
 }

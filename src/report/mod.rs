@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::diff::{Change, ChangeClass, Compatibility, Severity};
 use crate::reason::ReasonCode;
 use crate::risk::{self, Capability, Finding, IdentitySignal, Risk, ToolAssessment};
-use crate::surface::{InvalidTool, Surface, Tool, ToolDigests};
+use crate::surface::{InvalidTool, Sha256Digest, Surface, Tool, ToolDigests};
 use crate::targets::Listing;
 
 /// Whether a server's ledger entry was created, compared, or left alone.
@@ -42,15 +42,15 @@ pub struct ToolSummary {
     /// Tool name.
     pub name: String,
     /// Hash of the description.
-    pub description_hash: String,
+    pub description_hash: Sha256Digest,
     /// Hash of the input schema.
-    pub input_schema_hash: String,
+    pub input_schema_hash: Sha256Digest,
     /// Hash of the output schema, when there is one.
-    pub output_schema_hash: Option<String>,
+    pub output_schema_hash: Option<Sha256Digest>,
     /// Hash of the effective annotations.
-    pub annotations_hash: String,
+    pub annotations_hash: Sha256Digest,
     /// Hash of `{name, description, inputSchema}` (interoperable contract hash).
-    pub contract_hash: String,
+    pub contract_hash: Sha256Digest,
     /// Effective `readOnlyHint`.
     pub read_only_hint: bool,
     /// Effective `destructiveHint`.

@@ -88,7 +88,8 @@ impl Prepared {
             Some(insight) if stored => (insight, None),
             _ => {
                 let digests = canonical.tool_digests();
-                let short = short_tool_digests(&surface, digests.iter().map(|d| &*d.raw_hash));
+                let raw_hashes: Vec<_> = digests.iter().map(|d| d.raw_hash).collect();
+                let short = short_tool_digests(&surface, &raw_hashes);
                 (
                     Arc::new(summarize_tools_with(&surface, digests)),
                     Some(short),

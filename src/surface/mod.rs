@@ -17,7 +17,7 @@ pub mod validity;
 
 pub use annotations::EffectiveAnnotations;
 pub use canon::{CanonError, canonicalize};
-pub use digest::{DIGEST_ALGORITHM, hash_value, sha256_hex, try_hash_value};
+pub use digest::{DIGEST_ALGORITHM, Sha256Digest, hash_value, sha256_hex, try_hash_value};
 pub use listing::{Prompt, Resource, prompts_from_list_result, resources_from_list_result};
 pub use tool::{Tool, ToolDigests};
 
@@ -226,12 +226,12 @@ impl CanonicalTools<'_> {
 
     /// The hash of each tool's raw canonical bytes (its [`ToolDigests::raw_hash`]), in the
     /// surface's order.
-    pub fn raw_hashes(&self) -> Vec<String> {
+    pub fn raw_hashes(&self) -> Vec<Sha256Digest> {
         match &self.bytes {
             Ok(bytes) => self
                 .spans
                 .iter()
-                .map(|span| sha256_hex(&bytes[span.raw.clone()]))
+                .map(|span| Sha256Digest::of(&bytes[span.raw.clone()]))
                 .collect(),
             Err(_) => self
                 .surface
@@ -393,7 +393,11 @@ mod tests {
         assert_eq!(canonical.tool_digest(), s.tool_digest());
         let each: Vec<ToolDigests> = s.tools.iter().map(Tool::digests).collect();
         assert_eq!(canonical.tool_digests(), each);
-        let raw: Vec<String> = s.tools.iter().map(|t| hash_value(&t.raw)).collect();
+        let raw: Vec<Sha256Digest> = s
+            .tools
+            .iter()
+            .map(|t| Sha256Digest::of_value(&t.raw))
+            .collect();
         assert_eq!(canonical.raw_hashes(), raw);
     }
 

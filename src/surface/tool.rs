@@ -4,7 +4,7 @@ use super::annotations::EffectiveAnnotations;
 use super::canon::{
     CanonError, canonicalize_into, canonicalize_object_noting, canonicalize_str_into,
 };
-use super::digest::{hash_value, sha256_hex, uncanonicalizable_hash};
+use super::digest::Sha256Digest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::ops::Range;
@@ -24,22 +24,22 @@ pub struct Tool {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ToolDigests {
     /// Hash of the `description` string (of `null` when the tool has none).
-    pub description_hash: String,
+    pub description_hash: Sha256Digest,
     /// Hash of the `inputSchema` value (of `null` when absent).
-    pub input_schema_hash: String,
+    pub input_schema_hash: Sha256Digest,
     /// Hash of the `outputSchema` value, `None` when the tool declares none.
-    pub output_schema_hash: Option<String>,
+    pub output_schema_hash: Option<Sha256Digest>,
     /// Hash of the [`EffectiveAnnotations`], so spelled-out defaults do not change it.
-    pub annotations_hash: String,
+    pub annotations_hash: Sha256Digest,
     /// Hash of `{name, description, inputSchema}`: byte-compatible with rugsnare's pin `hash`
     /// (a missing description counts as `""`, a missing input schema as `{}`).
-    pub contract_hash: String,
+    pub contract_hash: Sha256Digest,
     /// Hash of `{name, inputSchema}`: rugsnare's `schemaHash` (same substitutions).
-    pub schema_hash: String,
+    pub schema_hash: Sha256Digest,
     /// SHA-256 of the raw UTF-8 description text: rugsnare's `proseHash`.
-    pub prose_hash: String,
+    pub prose_hash: Sha256Digest,
     /// Hash of the whole raw tool object (every field, including `_meta`, `icons`, `title`).
-    pub raw_hash: String,
+    pub raw_hash: Sha256Digest,
 }
 
 impl Tool {
@@ -130,24 +130,24 @@ impl Tool {
         let canonical = match spans {
             Ok(spans) => self.canonical_digests(bytes, spans),
             Err(error) => {
-                let marker = uncanonicalizable_hash(error);
+                let marker = Sha256Digest::of_uncanonicalizable(error);
                 CanonicalDigests {
-                    input_schema_hash: marker.clone(),
-                    output_schema_hash: self.output_schema().map(|_| marker.clone()),
-                    contract_hash: marker.clone(),
-                    schema_hash: marker.clone(),
+                    input_schema_hash: marker,
+                    output_schema_hash: self.output_schema().map(|_| marker),
+                    contract_hash: marker,
+                    schema_hash: marker,
                     raw_hash: marker,
                 }
             }
         };
         ToolDigests {
-            description_hash: hash_value(description),
+            description_hash: Sha256Digest::of_value(description),
             input_schema_hash: canonical.input_schema_hash,
             output_schema_hash: canonical.output_schema_hash,
-            annotations_hash: hash_value(&annotations),
+            annotations_hash: Sha256Digest::of_value(&annotations),
             contract_hash: canonical.contract_hash,
             schema_hash: canonical.schema_hash,
-            prose_hash: sha256_hex(pin_description.as_bytes()),
+            prose_hash: Sha256Digest::of(pin_description.as_bytes()),
             raw_hash: canonical.raw_hash,
         }
     }
@@ -161,20 +161,20 @@ impl Tool {
         let description = self.description().unwrap_or("");
         let mut pre_image = Vec::with_capacity(pin_schema.len() + 256);
         write_pin_pre_image(None, pin_schema, &self.name, &mut pre_image);
-        let schema_hash = sha256_hex(&pre_image);
+        let schema_hash = Sha256Digest::of(&pre_image);
         pre_image.clear();
         write_pin_pre_image(Some(description), pin_schema, &self.name, &mut pre_image);
-        let contract_hash = sha256_hex(&pre_image);
+        let contract_hash = Sha256Digest::of(&pre_image);
         CanonicalDigests {
             // A missing input schema hashes as `null`, as every absent value does.
-            input_schema_hash: sha256_hex(schema.unwrap_or(b"null")),
+            input_schema_hash: Sha256Digest::of(schema.unwrap_or(b"null")),
             output_schema_hash: spans
                 .output_schema
                 .clone()
-                .map(|span| sha256_hex(&bytes[span])),
+                .map(|span| Sha256Digest::of(&bytes[span])),
             contract_hash,
             schema_hash,
-            raw_hash: sha256_hex(&bytes[spans.raw.clone()]),
+            raw_hash: Sha256Digest::of(&bytes[spans.raw.clone()]),
         }
     }
 }
@@ -211,11 +211,11 @@ fn write_pin_pre_image(
 
 /// The digests of [`Tool::canonical_digests`].
 struct CanonicalDigests {
-    input_schema_hash: String,
-    output_schema_hash: Option<String>,
-    contract_hash: String,
-    schema_hash: String,
-    raw_hash: String,
+    input_schema_hash: Sha256Digest,
+    output_schema_hash: Option<Sha256Digest>,
+    contract_hash: Sha256Digest,
+    schema_hash: Sha256Digest,
+    raw_hash: Sha256Digest,
 }
 
 #[cfg(test)]
@@ -242,14 +242,14 @@ mod tests {
         contract_pre_image.insert("description".into(), Value::String(pin_description.clone()));
         let annotations = serde_json::to_value(t.effective_annotations()).unwrap();
         ToolDigests {
-            description_hash: hash_value(&description),
-            input_schema_hash: hash_value(&input_schema),
-            output_schema_hash: t.output_schema().map(hash_value),
-            annotations_hash: hash_value(&annotations),
-            contract_hash: hash_value(&Value::Object(contract_pre_image)),
-            schema_hash: hash_value(&Value::Object(schema_pre_image)),
-            prose_hash: sha256_hex(pin_description.as_bytes()),
-            raw_hash: hash_value(&t.raw),
+            description_hash: Sha256Digest::of_value(&description),
+            input_schema_hash: Sha256Digest::of_value(&input_schema),
+            output_schema_hash: t.output_schema().map(Sha256Digest::of_value),
+            annotations_hash: Sha256Digest::of_value(&annotations),
+            contract_hash: Sha256Digest::of_value(&Value::Object(contract_pre_image)),
+            schema_hash: Sha256Digest::of_value(&Value::Object(schema_pre_image)),
+            prose_hash: Sha256Digest::of(pin_description.as_bytes()),
+            raw_hash: Sha256Digest::of_value(&t.raw),
         }
     }
 
@@ -300,9 +300,9 @@ mod tests {
         ];
         for (text, hash, schema_hash, prose_hash) in cases {
             let d = tool(serde_json::from_str(text).unwrap()).digests();
-            assert_eq!(d.contract_hash, hash);
-            assert_eq!(d.schema_hash, schema_hash);
-            assert_eq!(d.prose_hash, prose_hash);
+            assert_eq!(d.contract_hash.to_hex(), hash);
+            assert_eq!(d.schema_hash.to_hex(), schema_hash);
+            assert_eq!(d.prose_hash.to_hex(), prose_hash);
         }
     }
 
@@ -312,17 +312,17 @@ mod tests {
         let numbers = r#"{"name":"t","description":"","inputSchema":{"type":"object","properties":{"x":{"type":"number","multipleOf":0.000001,"exclusiveMaximum":1e21},"n":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991,"default":1.0}}}}"#;
         let d = tool(serde_json::from_str(numbers).unwrap()).digests();
         assert_eq!(
-            d.contract_hash,
+            d.contract_hash.to_hex(),
             "e13b82bbf8e76d0bf4d0b5d7391b6588786226e062b896c4666c8ae472496930"
         );
         let keys = r#"{"name":"t","description":"d","inputSchema":{"type":"object","properties":{"ﬁ":{"type":"string"},"😀":{"type":"string"},"a":{"type":"string"}}}}"#;
         let d = tool(serde_json::from_str(keys).unwrap()).digests();
         assert_eq!(
-            d.contract_hash,
+            d.contract_hash.to_hex(),
             "5539fba97797a9cdeb9dbb119f1fb7bf6a8bfa6745622b7efc9ce1de272443c7"
         );
         assert_ne!(
-            d.contract_hash,
+            d.contract_hash.to_hex(),
             "5fdac7348253efd0155c9bfd75a959974e2a6a2a991d14b5e3a6d31c75fb08fa"
         );
     }
