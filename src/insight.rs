@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::ledger::INSIGHT_KEY_PREFIX;
 use crate::platform::{Record, Storage, Store};
@@ -75,16 +75,6 @@ struct Stored {
 
 fn one_part() -> usize {
     1
-}
-
-/// The layout of one part as written: serialized empty, then its members are spliced into
-/// `surfaces`, which must stay the last field.
-#[derive(Serialize)]
-struct StoredView<'a> {
-    format: u32,
-    computed_by: String,
-    parts: usize,
-    surfaces: BTreeMap<&'a str, &'a ToolSummaries>,
 }
 
 /// Cached insight by surface record key (see [`crate::ledger::StoredSurface::key_for`]).
@@ -183,63 +173,28 @@ impl InsightCache {
     }
 
     fn to_records_within(&self, limit: usize, max_parts: usize) -> Option<Vec<Record>> {
+        let mut parts: Vec<(usize, Record)> = self.parts_within(limit, max_parts)?.collect();
+        parts.sort_by_key(|(index, _)| *index);
+        Some(parts.into_iter().map(|(_, record)| record).collect())
+    }
+
+    /// The parts to store, in the order they are stored (see [`Parts`]); `None` when nothing
+    /// changed since the cache was loaded.
+    fn parts_within(&self, limit: usize, max_parts: usize) -> Option<Parts<'_>> {
         if !self.changed {
             return None;
         }
-        let empty = |parts| StoredView {
-            format: FORMAT,
-            computed_by: computed_by(),
-            parts,
-            surfaces: BTreeMap::new(),
-        };
-        // Each member (`"key":value`) is serialized once, into the part it goes to; a part is
-        // then the empty layout with its members spliced into `"surfaces":{}` (the last field).
-        let header = serde_json::to_vec(&empty(MAX_PARTS)).ok()?.len();
-        let mut parts: Vec<Vec<u8>> = vec![Vec::new()];
-        let mut left_out = 0usize;
-        for key in self.keys_by_priority() {
-            let Some(insight) = self.surfaces.get(key) else {
-                continue;
-            };
-            let mut member = serde_json::to_vec(key).ok()?;
-            member.push(b':');
-            serde_json::to_writer(&mut member, insight.as_ref()).ok()?;
-            let fits = |part: &Vec<u8>| header + part.len() + 1 + member.len() <= limit;
-            if !parts.last().is_some_and(fits) {
-                if parts.len() == max_parts || !fits(&Vec::new()) {
-                    left_out += 1;
-                    continue;
-                }
-                parts.push(Vec::new());
-            }
-            if let Some(part) = parts.last_mut() {
-                if !part.is_empty() {
-                    part.push(b',');
-                }
-                part.extend_from_slice(&member);
-            }
-        }
-        if left_out > 0 {
-            tracing::info!(
-                left_out,
-                "insight cache full: some surfaces will be assessed again"
-            );
-        }
-        let count = parts.len();
-        let layout = serde_json::to_vec(&empty(count)).ok()?;
-        // `layout` ends with `{}}`: keep the opening brace of `surfaces`, add the members.
-        let opening = layout.len().checked_sub(2)?;
-        let records = parts
-            .into_iter()
-            .map(|members| {
-                let mut bytes = Vec::with_capacity(layout.len() + members.len());
-                bytes.extend_from_slice(&layout[..opening]);
-                bytes.extend_from_slice(&members);
-                bytes.extend_from_slice(b"}}");
-                Record::json(bytes)
-            })
-            .collect();
-        Some(records)
+        Some(Parts {
+            cache: self,
+            keys: self.keys_by_priority().collect::<Vec<_>>().into_iter(),
+            limit,
+            max_parts,
+            first: PartBytes::new(),
+            filling: None,
+            started: 1,
+            left_out: 0,
+            finished: false,
+        })
     }
 
     /// Every cached key, those named by [`InsightCache::retain`] first, in its order.
@@ -263,22 +218,17 @@ impl InsightCache {
     }
 
     async fn save_within(&self, storage: &impl Storage, ledger_name: &str, limit: usize) {
-        let Some(mut records) = self.to_records_within(limit, MAX_PARTS) else {
+        let Some(parts) = self.parts_within(limit, MAX_PARTS) else {
             return;
         };
-        let count = records.len();
-        let first = records.remove(0);
-        for (index, record) in records.into_iter().enumerate() {
-            let key = part_key(ledger_name, index + 1);
+        let mut count = 1;
+        for (index, record) in parts {
+            count = count.max(index + 1);
+            let key = part_key(ledger_name, index);
             if let Err(error) = storage.put_record(Store::Ledger, &key, record).await {
                 tracing::warn!(key, %error, "cannot store the insight cache (the next run recomputes it)");
                 return;
             }
-        }
-        let key = record_key(ledger_name);
-        if let Err(error) = storage.put_record(Store::Ledger, &key, first).await {
-            tracing::warn!(key, %error, "cannot store the insight cache (the next run recomputes it)");
-            return;
         }
         for part in count..self.stored_parts {
             let key = part_key(ledger_name, part);
@@ -286,6 +236,161 @@ impl InsightCache {
                 tracing::warn!(key, %error, "cannot delete a part the insight cache no longer has");
             }
         }
+    }
+}
+
+/// The largest number of parts the count placeholder of [`PartBytes`] holds.
+const MAX_COUNT_WIDTH: usize = 2;
+const _: () = assert!(MAX_PARTS < 10usize.pow(MAX_COUNT_WIDTH as u32));
+
+/// One part as it is built: the layout's opening, written with a space-padded placeholder for
+/// the count, then the members (`"key":value` pairs joined by commas). When the part is
+/// finished, the count is written over the placeholder (JSON allows the padding space) and
+/// the objects are closed, so a part of several MB is never copied to be stored.
+struct PartBytes {
+    bytes: Vec<u8>,
+    /// Where the count placeholder starts.
+    count_at: usize,
+    /// Whether a member has been added.
+    has_members: bool,
+}
+
+/// What closes a part: the `surfaces` object, then the layout.
+const CLOSING: &[u8] = b"}}";
+
+impl PartBytes {
+    fn new() -> Self {
+        // A crate version and a number: serializing them cannot fail.
+        let computed_by = serde_json::to_string(&computed_by()).unwrap_or_default();
+        let head = format!("{{\"format\":{FORMAT},\"computed_by\":{computed_by},\"parts\":");
+        let mut bytes = head.into_bytes();
+        let count_at = bytes.len();
+        bytes.extend_from_slice(&[b' '; MAX_COUNT_WIDTH]);
+        bytes.extend_from_slice(b",\"surfaces\":{");
+        PartBytes {
+            bytes,
+            count_at,
+            has_members: false,
+        }
+    }
+
+    /// Whether `member` fits into this part within `limit` bytes.
+    fn fits(&self, member: &[u8], limit: usize) -> bool {
+        self.bytes.len() + 1 + member.len() + CLOSING.len() <= limit
+    }
+
+    /// Adds a member. The buffer grows by doubling, but never beyond `limit`: a part close to
+    /// the limit does not hold twice the memory it needs.
+    fn push(&mut self, member: &[u8], limit: usize) {
+        let needed = self.bytes.len() + 1 + member.len() + CLOSING.len();
+        if needed > self.bytes.capacity() {
+            let target = (self.bytes.capacity() * 2).min(limit).max(needed);
+            self.bytes.reserve_exact(target - self.bytes.len());
+        }
+        if self.has_members {
+            self.bytes.push(b',');
+        }
+        self.bytes.extend_from_slice(member);
+        self.has_members = true;
+    }
+
+    /// The stored record of this part, naming `parts` parts.
+    fn finish(mut self, parts: usize) -> Record {
+        // At most MAX_PARTS parts are ever started, so the count fits its placeholder.
+        let count = format!("{parts:>MAX_COUNT_WIDTH$}");
+        let placeholder = self.count_at..self.count_at + MAX_COUNT_WIDTH;
+        if let Some(slot) = self.bytes.get_mut(placeholder)
+            && slot.len() == count.len()
+        {
+            slot.copy_from_slice(count.as_bytes());
+        }
+        self.bytes.extend_from_slice(CLOSING);
+        Record::json(self.bytes)
+    }
+}
+
+/// The parts of a cache as they are written, `(part number, record)`: each later part as soon
+/// as it is full, part 0 last, since it names how many parts there are (a later part names
+/// only how many had been started when it was written; readers take the count from part 0).
+/// So a large cache is never held twice over as serialized bytes: at most part 0 and the part
+/// being filled are.
+struct Parts<'a> {
+    cache: &'a InsightCache,
+    /// The keys not yet serialized, most wanted first.
+    keys: std::vec::IntoIter<&'a str>,
+    /// The largest record.
+    limit: usize,
+    /// The most parts.
+    max_parts: usize,
+    /// Part 0.
+    first: PartBytes,
+    /// The later part being filled, part `started - 1`.
+    filling: Option<PartBytes>,
+    /// How many parts have been started.
+    started: usize,
+    /// How many surfaces did not fit.
+    left_out: usize,
+    /// Whether part 0 has been handed out.
+    finished: bool,
+}
+
+impl Parts<'_> {
+    /// `"key":value` of one cached surface; `None` for a key no longer cached.
+    fn member(&self, key: &str) -> Option<Vec<u8>> {
+        let insight = self.cache.surfaces.get(key)?;
+        let mut member = serde_json::to_vec(key).ok()?;
+        member.push(b':');
+        serde_json::to_writer(&mut member, insight.as_ref()).ok()?;
+        Some(member)
+    }
+
+    /// Adds a member to the part being filled; a later part that is full is returned.
+    fn add(&mut self, member: &[u8]) -> Option<(usize, Record)> {
+        let (limit, started) = (self.limit, self.started);
+        let part = self.filling.as_mut().unwrap_or(&mut self.first);
+        if part.fits(member, limit) {
+            part.push(member, limit);
+            return None;
+        }
+        if started == self.max_parts || !PartBytes::new().fits(member, limit) {
+            self.left_out += 1;
+            return None;
+        }
+        // A new part starts with this member; a full later part is handed out.
+        let mut next = PartBytes::new();
+        next.push(member, limit);
+        self.started += 1;
+        let full = self.filling.replace(next)?;
+        Some((started - 1, full.finish(self.started)))
+    }
+}
+
+impl Iterator for Parts<'_> {
+    type Item = (usize, Record);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while let Some(key) = self.keys.next() {
+            if let Some(member) = self.member(key)
+                && let Some(full) = self.add(&member)
+            {
+                return Some(full);
+            }
+        }
+        if let Some(last) = self.filling.take() {
+            return Some((self.started - 1, last.finish(self.started)));
+        }
+        if self.finished {
+            return None;
+        }
+        self.finished = true;
+        if self.left_out > 0 {
+            tracing::info!(
+                left_out = self.left_out,
+                "insight cache full: some surfaces will be assessed again"
+            );
+        }
+        let first = std::mem::replace(&mut self.first, PartBytes::new());
+        Some((0, first.finish(self.started)))
     }
 }
 
@@ -428,7 +533,20 @@ mod tests {
             .iter()
             .map(|r| parse_part(&r.bytes).unwrap().parts)
             .collect();
-        assert_eq!(counts, [4, 4, 4, 4], "every part names the count");
+        assert_eq!(counts[0], 4, "part 0 names the count");
+        for (index, count) in counts.iter().enumerate().skip(1) {
+            assert!(
+                (index + 1..=4).contains(count),
+                "part {index} names {count}"
+            );
+        }
+        // Stored in the order they are written: the later parts as they fill, part 0 last.
+        let order: Vec<usize> = cache
+            .parts_within(limit, MAX_PARTS)
+            .unwrap()
+            .map(|(index, _)| index)
+            .collect();
+        assert_eq!(order, [1, 2, 3, 0]);
         // At most two parts: the four most wanted surfaces are kept.
         let capped = cache.to_records_within(limit, 2).unwrap();
         assert_eq!(capped.len(), 2);
