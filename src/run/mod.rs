@@ -70,6 +70,20 @@ pub struct RunOptions {
     /// On the Apify platform: the runs of this Actor that a sharded watch starts, one per
     /// shard. `None` runs the shards in this process.
     pub shard_runs: Option<crate::platform::Runs>,
+    /// Shared by every run started with (clones of) these options.
+    pub finish_turn: FinishTurn,
+}
+
+/// The right to run the finishing stage: shards run in one process take turns, since
+/// finishing (rows, REPORT, insight cache and ledger serialized and written) is the peak of a
+/// run's memory, and two shards finishing at once held both peaks together.
+#[derive(Clone)]
+pub struct FinishTurn(Arc<tokio::sync::Semaphore>);
+
+impl Default for FinishTurn {
+    fn default() -> Self {
+        FinishTurn(Arc::new(tokio::sync::Semaphore::new(1)))
+    }
 }
 
 /// What a finished run reports to `main`.
@@ -248,6 +262,8 @@ pub async fn run_with_input(
             result
         })
         .collect();
+    // The semaphore is never closed; if it were, finish without waiting.
+    let _turn = options.finish_turn.0.acquire().await.ok();
     finish(&mut ctx, &fleet, results).await
 }
 
