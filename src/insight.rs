@@ -572,6 +572,14 @@ mod tests {
         let limit = 4096;
         let parts = cache.to_records_within(limit, MAX_PARTS).unwrap().len();
         assert!(parts > 2, "the cache must need several records: {parts}");
+        // A part is stored as built: never grown beyond the largest record.
+        for (index, record) in cache.parts_within(limit, MAX_PARTS).unwrap() {
+            assert!(record.bytes.len() <= limit, "part {index}");
+            assert!(
+                record.bytes.capacity() <= limit,
+                "part {index} over-allocated"
+            );
+        }
         cache.save_within(&storage, "fleet", limit).await;
         let loaded = InsightCache::load(&storage, "fleet").await;
         assert_eq!(loaded.len(), 30);

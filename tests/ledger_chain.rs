@@ -62,12 +62,12 @@ impl Fleet {
             RmcpPeer::start(surface(0), RmcpMode::default()),
             RmcpPeer::start(surface(0), RmcpMode::default()),
         ];
-        let mut input = json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
-                               "ledger_name": LEDGER});
-        for (key, value) in extra.as_object().unwrap() {
-            input[key] = value.clone();
-        }
-        std::fs::write(storage.path().join("input.json"), input.to_string()).unwrap();
+        write_input(
+            storage.path(),
+            &peers,
+            json!({"ledger_name": LEDGER}),
+            &extra,
+        );
         Fleet {
             storage,
             peers,
@@ -162,6 +162,16 @@ impl Fleet {
         let verdict = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
         (output.status.code(), verdict)
     }
+}
+
+/// Writes `input.json` in `dir`: `base` with the peers as `servers`, then every field of
+/// `extra` over it.
+fn write_input(dir: &std::path::Path, peers: &[RmcpPeer], mut base: Value, extra: &Value) {
+    base["servers"] = json!(peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>());
+    for (key, value) in extra.as_object().unwrap() {
+        base[key] = value.clone();
+    }
+    std::fs::write(dir.join("input.json"), base.to_string()).unwrap();
 }
 
 fn server_key(fleet: &Fleet, i: usize) -> String {
@@ -516,12 +526,12 @@ impl ShardedFleet {
 
     fn with_peers(peers: Vec<RmcpPeer>, extra: Value) -> ShardedFleet {
         let storage = tempfile::tempdir().unwrap();
-        let mut input = json!({"servers": peers.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(),
-                               "ledger_name": "fleet", "shards": 2});
-        for (key, value) in extra.as_object().unwrap() {
-            input[key] = value.clone();
-        }
-        std::fs::write(storage.path().join("input.json"), input.to_string()).unwrap();
+        write_input(
+            storage.path(),
+            &peers,
+            json!({"ledger_name": "fleet", "shards": 2}),
+            &extra,
+        );
         ShardedFleet {
             storage,
             peers,
