@@ -34,8 +34,8 @@ COPY --from=builder /build/target/release/mcp-surface-ledger /usr/local/bin/mcp-
 
 # glibc's heap: at most two arenas (one per vCPU of a small Actor) instead of eight per CPU. A run's
 # threads (runtime workers, the blocking pool that parses, assesses and writes) otherwise each
-# keep freed memory of their own; at 1000 servers this saves 10 to 15 MB of a first run's peak
-# RSS and about 15 MB of a later run's at the same speed (docs/performance.md, "Memory").
+# keep freed memory of their own; at 1000 servers this saves about 10 MB of a first run's peak
+# RSS and 20 MB of a later run's at the same speed (docs/performance.md, issue 24's section).
 # bench/run.sh runs the binary with the same setting.
 ENV MALLOC_ARENA_MAX=2
 
