@@ -103,18 +103,8 @@ impl Fleet {
             ],
             "info",
         );
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let summary = self
-            .storage
-            .path()
-            .join("key_value_stores/default/OUTPUT.json");
         self.summaries
-            .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
+            .push(summary_of_finished_run(self.storage.path(), &output));
         self.copies.push(std::fs::read(self.index_path()).unwrap());
         let dataset = self.storage.path().join("datasets/default");
         let mut files: Vec<PathBuf> = std::fs::read_dir(dataset)
@@ -172,6 +162,18 @@ fn write_input(dir: &std::path::Path, peers: &[RmcpPeer], mut base: Value, extra
         base[key] = value.clone();
     }
     std::fs::write(dir.join("input.json"), base.to_string()).unwrap();
+}
+
+/// The summary (OUTPUT) of a run that must have exited 0 in `dir`.
+fn summary_of_finished_run(dir: &std::path::Path, output: &Output) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = dir.join("key_value_stores/default/OUTPUT.json");
+    serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap()
 }
 
 fn server_key(fleet: &Fleet, i: usize) -> String {
@@ -573,18 +575,8 @@ impl ShardedFleet {
             ],
             "info",
         );
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let summary = self
-            .storage
-            .path()
-            .join("key_value_stores/default/OUTPUT.json");
         self.summaries
-            .push(serde_json::from_slice(&std::fs::read(summary).unwrap()).unwrap());
+            .push(summary_of_finished_run(self.storage.path(), &output));
         output
     }
 
