@@ -167,11 +167,13 @@ impl InsightCache {
     }
 
     /// The records to store, part 0 first, `None` when nothing changed since the cache was
-    /// loaded. Surfaces are added in priority order, each part within [`MAX_RECORD_BYTES`].
-    pub fn to_records_if_changed(&self) -> Option<Vec<Record>> {
+    /// loaded (for tests: [`InsightCache::save`] stores the parts as they are built).
+    #[cfg(test)]
+    fn to_records_if_changed(&self) -> Option<Vec<Record>> {
         self.to_records_within(MAX_RECORD_BYTES, MAX_PARTS)
     }
 
+    #[cfg(test)]
     fn to_records_within(&self, limit: usize, max_parts: usize) -> Option<Vec<Record>> {
         let mut parts: Vec<(usize, Record)> = self.parts_within(limit, max_parts)?.collect();
         parts.sort_by_key(|(index, _)| *index);
