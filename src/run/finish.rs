@@ -164,10 +164,8 @@ pub fn final_status(summary: &SummaryRow) -> String {
     if let Some(truncated) = &summary.registry_truncated {
         text.push_str(&format!("; registry walk cut short ({truncated})"));
     }
-    if let Some(found) = &summary.chain.ledger_chain_break {
-        text.push_str(&format!(
-            "; LEDGER CHAIN BROKEN ({found}): a new chain was started from the state found"
-        ));
+    if let Some(alert) = summary.chain.alert() {
+        text.push_str(&format!("; {alert}"));
     }
     text
 }
