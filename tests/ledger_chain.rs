@@ -1287,6 +1287,47 @@ fn a_made_up_next_write_is_unwitnessed_for_verify_and_for_the_next_run() {
     let (code, verdict) = fleet.verify(&[]);
     assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, "index write 6", "no run wrote them");
+
+    // The Standby pages and the JSON API say so too.
+    let (page, api) = standby_fleet_page_and_servers(&fleet);
+    assert!(page.contains("class=\"chain-alert\""), "{page}");
+    assert!(page.contains("LEDGER CHAIN BROKEN"), "{page}");
+    let alerts = api["chain_alerts"].as_array().unwrap();
+    assert_eq!(alerts.len(), 1, "{api}");
+    assert!(
+        alerts[0].as_str().unwrap().contains("no run wrote them"),
+        "{api}"
+    );
+}
+
+/// The fleet page and `GET /ledgers/{LEDGER}/servers` of `serve` over the fleet's storage.
+fn standby_fleet_page_and_servers(fleet: &Fleet) -> (String, Value) {
+    use mcp_surface_ledger::platform::LocalStorage;
+    use mcp_surface_ledger::serve::{self, backend::Backend, hosts::HostPolicy};
+    let storage = LocalStorage::open_existing(fleet.storage.path());
+    let addr = support::background::serve(serve::app(Backend::Local(storage), HostPolicy::local()));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let page = client
+            .get(format!("http://{addr}/?ledger={LEDGER}"))
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let api = client
+            .get(format!("http://{addr}/ledgers/{LEDGER}/servers"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (page, api)
+    })
 }
 
 #[test]

@@ -462,3 +462,26 @@ fn check_witnessed_status(index: &Value, witness: &Witness) -> Result<(), Break>
     );
     Err(broken(format!("index write {}", witness.seq), problem))
 }
+
+/// What a reader of a stored index (the Standby pages, the JSON API) must show of its chain,
+/// in one loud sentence: a break the index shows on its own, a chain a run had to start again
+/// (and why), or a ledger adopted without a chain. `None` for a chain that checks and began
+/// as a new ledger. Witnesses are not consulted: that is `verify`'s work.
+pub fn alert(index: &Value) -> Option<String> {
+    if let Err(found) = check_index(index) {
+        return Some(format!("LEDGER CHAIN BROKEN ({found})"));
+    }
+    let genesis = index.pointer("/chain/genesis").cloned().unwrap_or_default();
+    let at = genesis["seq"].as_u64().unwrap_or(0);
+    match genesis["kind"].as_str() {
+        Some("rebased") => Some(format!(
+            "LEDGER CHAIN BROKEN: a run started a new chain at write {at} ({})",
+            genesis["reason"].as_str().unwrap_or("no reason recorded")
+        )),
+        Some("adopted") => Some(format!(
+            "LEDGER ADOPTED at write {at}: its history before that write is vouched for by \
+             nothing but the ledger itself"
+        )),
+        _ => None,
+    }
+}
