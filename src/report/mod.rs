@@ -441,6 +441,17 @@ pub struct ChainAnchor {
     pub ledger_public_key: Option<String>,
 }
 
+impl ChainAnchor {
+    /// Whether the run left a chain status other than `new` and `intact` (`broken`,
+    /// `adopted`, `unwitnessed`, or any status a later build adds): what the SARIF log reports
+    /// as [`sarif::CHAIN_RULE`]. No status (no ledger written) is not such a finding.
+    pub fn is_not_intact(&self) -> bool {
+        self.ledger_chain_status
+            .as_deref()
+            .is_some_and(|status| !matches!(status, "new" | "intact"))
+    }
+}
+
 /// How one shard of a sharded watch ended, as its coordinator's summary row lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardOutcome {
