@@ -318,3 +318,76 @@ fn the_actor_writes_report_sarif_when_asked() {
         true,
     );
 }
+
+#[test]
+#[ignore = "needs REPORT.sarif wired to sarif::Scope::of_summary in src/run/finish.rs (see README, SARIF)"]
+fn a_broken_chain_is_an_error_result_in_report_sarif() {
+    let storage = tempfile::tempdir().unwrap();
+    let surface = |tools: Value| json!({"name": "sarif-peer", "version": "1", "tools": tools});
+    let peer = RmcpPeer::start(surface(tools_before()), RmcpMode::default());
+    let input = write(
+        storage.path(),
+        "input.json",
+        &json!({"servers": [peer.url.as_str()], "ledger_name": "chained", "report_sarif": true}),
+    );
+    let sarif_file = storage
+        .path()
+        .join("key_value_stores/default/REPORT.sarif.json");
+    let read_log =
+        || serde_json::from_slice::<Value>(&std::fs::read(&sarif_file).unwrap()).unwrap();
+    assert_eq!(actor_run(storage.path(), &input).status.code(), Some(0));
+    peer.set_surface(surface(tools_after()));
+    assert_eq!(actor_run(storage.path(), &input).status.code(), Some(0));
+    let log = read_log();
+    assert_eq!(
+        log["runs"][0]["automationDetails"]["id"],
+        "mcp-surface-ledger/chained/"
+    );
+    let rules: Vec<&Value> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["ruleId"])
+        .collect();
+    assert!(
+        !rules.contains(&&json!("ledger_chain_not_intact")),
+        "{rules:?}"
+    );
+
+    // Someone who can write the store edits a recorded change: the next run finds the chain
+    // broken, and REPORT.sarif says so first, as an error filed under the ledger's path.
+    let ledger_file = storage
+        .path()
+        .join("key_value_stores/mcp-tool-surface-ledger/chained.json");
+    let mut index: Value = serde_json::from_slice(&std::fs::read(&ledger_file).unwrap()).unwrap();
+    let entry = index["servers"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .next()
+        .unwrap();
+    entry["history"][0]["tool_name"] = json!("other");
+    std::fs::write(&ledger_file, index.to_string()).unwrap();
+    let output = actor_run(storage.path(), &input);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let log = read_log();
+    let first = &log["runs"][0]["results"][0];
+    assert_eq!(first["ruleId"], "ledger_chain_not_intact", "{log}");
+    assert_eq!(first["level"], "error");
+    assert_eq!(first["properties"]["ledger_chain_status"], "broken");
+    let text = first["message"]["text"].as_str().unwrap();
+    assert!(text.contains("\"chained\" is broken: "), "{text}");
+    assert_eq!(
+        first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "mcp-surface-ledger/chained.ledger.json"
+    );
+    passes_github_rules(
+        "a_broken_chain_is_an_error_result_in_report_sarif",
+        &sarif_file,
+    );
+}
