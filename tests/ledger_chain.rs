@@ -829,14 +829,16 @@ fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
         .as_u64()
         .unwrap();
     assert!(changes >= 4, "every server gained a tool");
-    assert_eq!(
-        log["runs"][0]["results"].as_array().unwrap().len() as u64,
-        changes
-    );
+    // Every change, and first one result for the broken shard ledger.
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len() as u64, changes + 1);
+    assert_eq!(results[0]["ruleId"], "ledger_chain_not_intact", "{}", results[0]);
+    assert_eq!(results[0]["level"], "error");
+    assert!(results[0].to_string().contains(name.as_str()), "{}", results[0]);
     match support::sarif::check(&log_path) {
         Some(found) => {
             assert_eq!(found["schema_errors"], json!([]), "{found}");
-            assert_eq!(found["result_count"], json!(changes));
+            assert_eq!(found["result_count"], json!(changes + 1));
             assert_eq!(found["run_properties"]["gate_tripped"], false);
         }
         None => support::skip("sharded REPORT.sarif schema", "SARIF tooling absent"),

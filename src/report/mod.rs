@@ -442,6 +442,15 @@ pub struct ChainAnchor {
 }
 
 impl ChainAnchor {
+    /// Whether the run left a chain status other than `new` and `intact` (`broken`,
+    /// `adopted`, `unwitnessed`, or any status a later build adds): what the SARIF log reports
+    /// as [`sarif::CHAIN_RULE`]. No status (no ledger written) is not such a finding.
+    pub fn is_not_intact(&self) -> bool {
+        self.ledger_chain_status
+            .as_deref()
+            .is_some_and(crate::chain::is_not_intact)
+    }
+
     /// The loud sentence for a chain that is not intact (`broken`, `unwitnessed`, `adopted`),
     /// as the status message, REPORT and the Standby pages show it; `None` for `new` and
     /// `intact`.

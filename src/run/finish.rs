@@ -98,7 +98,12 @@ pub(super) async fn finish<S: Storage>(
             tripped: gate_tripped,
             changes: &change_rows,
         };
-        let bytes = crate::report::sarif::render_within(&log, crate::platform::MAX_RECORD_BYTES);
+        let scope = crate::report::sarif::Scope::of_summary(&summary);
+        let bytes = crate::report::sarif::render_scoped_within(
+            &log,
+            &scope,
+            crate::platform::MAX_RECORD_BYTES,
+        );
         let record = Record::json(bytes);
         storage
             .put_record(Store::Default, crate::report::sarif::RECORD_KEY, record)
