@@ -832,9 +832,17 @@ fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
     // Every change, and first one result for the broken shard ledger.
     let results = log["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len() as u64, changes + 1);
-    assert_eq!(results[0]["ruleId"], "ledger_chain_not_intact", "{}", results[0]);
+    assert_eq!(
+        results[0]["ruleId"], "ledger_chain_not_intact",
+        "{}",
+        results[0]
+    );
     assert_eq!(results[0]["level"], "error");
-    assert!(results[0].to_string().contains(name.as_str()), "{}", results[0]);
+    assert!(
+        results[0].to_string().contains(name.as_str()),
+        "{}",
+        results[0]
+    );
     match support::sarif::check(&log_path) {
         Some(found) => {
             assert_eq!(found["schema_errors"], json!([]), "{found}");
