@@ -53,10 +53,17 @@ struct Fleet {
     copies: Vec<Vec<u8>>,
     /// Every dataset item of each run, in the order written.
     datasets: Vec<Vec<Value>>,
+    /// The surface the peers serve in run `n`.
+    surfaces: fn(usize) -> Value,
 }
 
 impl Fleet {
     fn new(extra: Value) -> Fleet {
+        Fleet::serving(extra, surface)
+    }
+
+    /// A fleet whose peers serve `surfaces(n)` in run `n`.
+    fn serving(extra: Value, surfaces: fn(usize) -> Value) -> Fleet {
         let storage = tempfile::tempdir().unwrap();
         let peers = vec![
             RmcpPeer::start(surface(0), RmcpMode::default()),
@@ -74,6 +81,7 @@ impl Fleet {
             summaries: Vec::new(),
             copies: Vec::new(),
             datasets: Vec::new(),
+            surfaces,
         }
     }
 
@@ -90,7 +98,7 @@ impl Fleet {
     fn run(&mut self) -> Output {
         let n = self.summaries.len();
         for peer in &self.peers {
-            peer.set_surface(surface(n));
+            peer.set_surface((self.surfaces)(n));
         }
         let input = self.storage.path().join("input.json");
         let output = ledger(
@@ -1527,4 +1535,46 @@ fn verify_says_what_it_consulted_and_refuses_malformed_heads() {
         let printed = String::from_utf8_lossy(&output.stderr);
         assert!(printed.contains("heads file"), "{printed}");
     }
+}
+
+/// Sixty tools whose descriptions all change every run: sixty changes per server per run, so
+/// each server's history is trimmed to its newest items from the second run on.
+fn churning_surface(run: usize) -> Value {
+    let tools: Vec<Value> = (0..60)
+        .map(|i| {
+            json!({"name": format!("tool_{i}"), "description": format!("Tool {i}, release {run}."),
+                   "inputSchema": {"type": "object"}})
+        })
+        .collect();
+    json!({"name": "churn-peer", "version": format!("2.{run}"), "tools": tools})
+}
+
+#[test]
+fn honest_signed_ledgers_with_trimmed_history_verify_without_alarm() {
+    let mut fleet = Fleet::serving(json!({"ledger_signing_key": KEY_A}), churning_surface);
+    for _ in 0..10 {
+        fleet.run();
+    }
+    for (n, summary) in fleet.summaries.iter().enumerate().skip(1) {
+        assert_eq!(summary["ledger_chain_status"], "intact", "run {}", n + 1);
+    }
+    let index = fleet.index();
+    let url = server_key(&fleet, 0);
+    let base = &index["servers"][&url]["history_base"];
+    assert!(
+        base["seq"].as_u64().unwrap() > 400,
+        "history was trimmed: {base}"
+    );
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(0), "{verdict}");
+    assert_eq!(verdict["status"], "intact");
+    assert_eq!(verdict["public_key_source"], "rows");
+    assert_eq!(verdict["witness_signatures_checked"], 10);
+    assert_eq!(verdict["surfaces_checked"], 2);
+    let (code, verdict) = fleet.verify(&["--public-key", &public_key(KEY_A)]);
+    assert_eq!(
+        (code, &verdict["status"]),
+        (Some(0), &json!("intact")),
+        "{verdict}"
+    );
 }
