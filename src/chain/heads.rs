@@ -97,20 +97,19 @@ fn witnesses_of(anchor: &Value, source: &str) -> Result<Vec<Witness>, String> {
     Ok(found)
 }
 
-/// Reads a heads file: a JSON array, one JSON object, or JSON lines of summary rows (or
-/// `{"seq", "head"}` objects). Rows of another ledger are left out; a file that names no head
+/// Reads a heads file: a JSON array, one JSON object, or JSON objects one after another (JSON
+/// lines, or pretty-printed documents appended) of summary rows (or `{"seq", "head"}` objects). Rows of another ledger are left out; a file that names no head
 /// of this ledger is an error.
 pub fn parse_heads(text: &str, ledger_name: &str) -> Result<Vec<Witness>, String> {
     let values: Vec<Value> = match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(items)) => items,
         Ok(single @ Value::Object(_)) => vec![single],
-        _ => text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
+        // JSON lines, or JSON documents one after another (e.g. each run's OUTPUT appended
+        // to one file as it is).
+        _ => serde_json::Deserializer::from_str(text)
+            .into_iter::<Value>()
             .enumerate()
-            .map(|(n, line)| {
-                serde_json::from_str(line).map_err(|e| format!("line {}: not JSON ({e})", n + 1))
-            })
+            .map(|(n, value)| value.map_err(|e| format!("document {}: not JSON ({e})", n + 1)))
             .collect::<Result<_, _>>()?,
     };
     let witnesses = witnesses_in(&values, ledger_name, |n| format!("heads entry {}", n + 1))?;
@@ -162,6 +161,12 @@ mod tests {
             json!({"seq": 5, "head": h("e")})
         );
         assert_eq!(parse_heads(&lines, "L").unwrap().len(), 2);
+        let appended = format!(
+            "{:#}\n{:#}\n",
+            json!({"seq": 4, "head": h("d")}),
+            json!({"seq": 5, "head": h("e")})
+        );
+        assert_eq!(parse_heads(&appended, "L").unwrap().len(), 2);
         assert!(parse_heads("[]", "L").is_err());
         assert!(parse_heads("{oops\n", "L").is_err());
     }
