@@ -163,7 +163,12 @@ impl Fleet {
 
     /// `verify` with the heads of every run; returns the exit code and the verdict.
     fn verify(&self, extra: &[&str]) -> (Option<i32>, Value) {
-        let heads = self.heads_file(&self.summaries);
+        self.verify_with(&self.summaries, extra)
+    }
+
+    /// `verify` with the heads of `rows`.
+    fn verify_with(&self, rows: &[Value], extra: &[&str]) -> (Option<i32>, Value) {
+        let heads = self.heads_file(rows);
         let mut args = vec![
             "verify",
             "--storage-dir",
@@ -323,21 +328,8 @@ fn ten_honest_runs_verify_and_every_tampering_is_located() {
     fleet.set_index(&honest);
     let mut forged = fleet.summaries.clone();
     forged[6]["ledger_chain_head"] = json!("e".repeat(64));
-    let heads = fleet.heads_file(&forged);
-    let output = ledger(
-        &[
-            "verify",
-            "--storage-dir",
-            fleet.dir(),
-            "--ledger",
-            LEDGER,
-            "--heads",
-            heads.to_str().unwrap(),
-        ],
-        "warn",
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (code, verdict) = fleet.verify_with(&forged, &[]);
+    assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, "index write 7", &"e".repeat(64));
 
     // Bad input.
@@ -540,41 +532,15 @@ fn signed_heads_verify_with_their_key_and_the_key_never_leaks() {
     assert_break(&verdict, "index write 2", "the ledger's chain says");
     // With only the first run's row (write 2 unwitnessed), the key that row names still
     // catches the re-signed head.
-    let first = fleet.heads_file(&fleet.summaries[..1]);
-    let output = ledger(
-        &[
-            "verify",
-            "--storage-dir",
-            fleet.dir(),
-            "--ledger",
-            LEDGER,
-            "--heads",
-            first.to_str().unwrap(),
-        ],
-        "warn",
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (code, verdict) = fleet.verify_with(&fleet.summaries[..1], &[]);
+    assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, "index write 2", "does not verify");
     fleet.set_index(&honest);
     // A witness row whose signature was altered: a forged row.
     let mut rows = fleet.summaries.clone();
     rows[0]["ledger_chain_signature"] = rows[1]["ledger_chain_signature"].clone();
-    let heads = fleet.heads_file(&rows);
-    let output = ledger(
-        &[
-            "verify",
-            "--storage-dir",
-            fleet.dir(),
-            "--ledger",
-            LEDGER,
-            "--heads",
-            heads.to_str().unwrap(),
-        ],
-        "warn",
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (code, verdict) = fleet.verify_with(&rows, &[]);
+    assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, "index write 1", "forged");
 
     // The secret appears nowhere: not in what the run printed, nor in any stored file but the
@@ -1455,21 +1421,8 @@ fn a_stripped_chain_is_not_adopted_and_an_adoption_is_visible() {
     assert_eq!(fleet.summaries[4]["ledger_chain_status"], "adopted");
     let printed = String::from_utf8_lossy(&output.stderr);
     assert!(printed.contains("LEDGER ADOPTED"), "{printed}");
-    let heads = fleet.heads_file(&witnessed);
-    let output = ledger(
-        &[
-            "verify",
-            "--storage-dir",
-            fleet.dir(),
-            "--ledger",
-            LEDGER,
-            "--heads",
-            heads.to_str().unwrap(),
-        ],
-        "warn",
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (code, verdict) = fleet.verify_with(&witnessed, &[]);
+    assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, "index write 1", "the ledger's chain says");
 }
 

@@ -182,32 +182,29 @@ pub(super) async fn record_readable<S: Storage>(
             let previous = if !same_tools {
                 match Ledger::load_surface(storage, entry).await {
                     Ok(previous) => previous,
-                    // A record that is gone (swept, deleted by hand) starts a new baseline, and
-                    // one `baseline_lost` change says the surface moved meanwhile.
-                    // One that is not the surface its chained entry names was planted: the
-                    // ledger is damaged (the chain says so), and the per-tool digests the
-                    // chain holds name what changed, as for a record that is gone.
-                    Err(LedgerError::SurfaceMismatch { key, problem }) => {
-                        tampered = Some(format!(
-                            "the stored baseline {key} is not the surface the ledger's chained \
-                             entry names ({problem}): it was replaced in the store, so it was \
-                             not used; the chained per-tool digests were compared instead"
-                        ));
-                        changes.push(crate::changes::baseline_lost(
-                            entry.tool_digest.as_deref().unwrap_or_default(),
-                            entry.tool_digests.as_ref(),
-                            &digest,
-                            &tool_digests
-                                .clone()
-                                .unwrap_or_else(|| crate::ledger::tool_digests(&surface)),
-                        ));
-                        None
-                    }
-                    Err(LedgerError::SurfaceGone { key }) => {
-                        lost_baseline = Some(format!(
-                            "the stored surface {key} is gone; a new baseline was recorded \
-                             instead of a comparison"
-                        ));
+                    // A record that is gone (swept, deleted by hand) starts a new baseline;
+                    // one that is not the surface its chained entry names was planted, and the
+                    // ledger is damaged (the chain says so). Either way the per-tool digests the
+                    // entry holds name what changed, in one `baseline_lost` change.
+                    Err(
+                        error @ (LedgerError::SurfaceGone { .. }
+                        | LedgerError::SurfaceMismatch { .. }),
+                    ) => {
+                        match error {
+                            LedgerError::SurfaceMismatch { key, problem } => {
+                                tampered = Some(format!(
+                                    "the stored baseline {key} is not the surface the ledger's \
+                                     chained entry names ({problem}): it was replaced in the \
+                                     store, so it was not used; the chained per-tool digests \
+                                     were compared instead"
+                                ))
+                            }
+                            _ => {
+                                lost_baseline = Some(format!(
+                                    "{error}; a new baseline was recorded instead of a comparison"
+                                ))
+                            }
+                        }
                         changes.push(crate::changes::baseline_lost(
                             entry.tool_digest.as_deref().unwrap_or_default(),
                             entry.tool_digests.as_ref(),
