@@ -37,6 +37,17 @@ def main(path):
             prev = link
             items += 1
         ok = ok and index["chain"]["servers"][url]["link"] == prev
+    # The log rule: the consecutive writes before this one, ending with seq - 1, every one of
+    # them for a chain that began at write 1 (at most 1000), and prev is the last one's head.
+    chain = index["chain"]
+    seq, log, genesis = chain["seq"], chain["log"], chain["genesis"]
+    first = seq - len(log)
+    ok = ok and [item["seq"] for item in log] == list(range(first, seq))
+    ok = ok and chain["prev"] == (log[-1]["head"] if log else "0" * 64)
+    if genesis["kind"] != "rebased":
+        ok = ok and genesis["seq"] == 1 and len(log) == min(seq - 1, 1000)
+    else:
+        ok = ok and len(log) >= min(seq - genesis["seq"], 1000)
     chain = {k: v for k, v in index["chain"].items() if k not in ("head", "signature")}
     head = sha256hex(jcs(dict(index, chain=chain)))
     print(json.dumps({"head": head, "matches": ok and head == index["chain"]["head"],
