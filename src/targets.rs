@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
 
-use crate::net::{Credential, PolicyMode, check_url};
+use crate::net::{Blocked, Credential, PolicyMode, check_url};
 
 /// One input entry after planning, in input order.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,20 +160,91 @@ fn usable_url(entry: &Value, rules: &TargetRules, seen: &[Url]) -> Result<Url, S
         return Err(format!("entry must be a URL string, got {entry}"));
     };
     let trimmed = text.trim();
-    let mut url =
-        Url::parse(trimmed).map_err(|e| format!("not a valid absolute URL ({e}): {trimmed:?}"))?;
+    let with_hint = |problem: String| match scheme_suggestion(trimmed) {
+        Some(suggested) => format!("{problem}; write the URL with its scheme: {suggested:?}"),
+        None => problem,
+    };
+    let mut url = Url::parse(trimmed)
+        .map_err(|e| with_hint(format!("not a valid absolute URL ({e}): {trimmed:?}")))?;
     url.set_fragment(None);
-    check_url(&url, rules.mode, &rules.allowed_hosts).map_err(|blocked| blocked.to_string())?;
+    check_url(&url, rules.mode, &rules.allowed_hosts).map_err(|blocked| match blocked {
+        Blocked::Scheme(_) => with_hint(blocked.to_string()),
+        other => other.to_string(),
+    })?;
     if seen.contains(&url) {
         return Err(format!("repeats an earlier entry: {url}"));
     }
     Ok(url)
 }
 
+/// The URL a user most likely meant by `text` when they left out the scheme
+/// (`127.0.0.1:8000/mcp`, `localhost:8000/mcp`, `mcp.example.com/mcp`): `http://` for a
+/// loopback or local name, `https://` otherwise; `None` when `text` has a scheme or does not
+/// look like a host with a port or a path.
+pub fn scheme_suggestion(text: &str) -> Option<String> {
+    if text.contains("://") || text.is_empty() || text.contains(char::is_whitespace) {
+        return None;
+    }
+    let host_port = text.split(['/', '?']).next().unwrap_or_default();
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => (host, Some(port)),
+        _ => (host_port, None),
+    };
+    let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-');
+    let looks_like_a_server = port.is_some() || text.contains('/');
+    if !(port_ok && host_ok && looks_like_a_server && (host.contains('.') || host == "localhost")) {
+        return None;
+    }
+    let local = host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| match ip {
+            std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+            std::net::IpAddr::V6(v6) => v6.is_loopback(),
+        });
+    let scheme = if local { "http" } else { "https" };
+    Some(format!("{scheme}://{text}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_url_without_its_scheme_gets_the_form_it_most_likely_meant() {
+        let cases = [
+            ("127.0.0.1:8000/mcp", Some("http://127.0.0.1:8000/mcp")),
+            ("localhost:8000/mcp", Some("http://localhost:8000/mcp")),
+            ("mcp.example.com/mcp", Some("https://mcp.example.com/mcp")),
+            ("mcp.example.com:443", Some("https://mcp.example.com:443")),
+            ("https://mcp.example.com/mcp", None),
+            ("before.json", None),
+            ("surfaces/before.json", None),
+            ("a b/c", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(scheme_suggestion(text).as_deref(), expected, "{text}");
+        }
+        let rules = TargetRules {
+            mode: PolicyMode::AllowPrivate,
+            allowed_hosts: Vec::new(),
+            credentials: Vec::new(),
+        };
+        let refused = verdicts(json!(["127.0.0.1:8000/mcp", "localhost:8000/mcp"]), &rules);
+        let first = refused[0].clone().unwrap_err();
+        assert!(first.contains("relative URL without a base"), "{first}");
+        assert!(first.contains("\"http://127.0.0.1:8000/mcp\""), "{first}");
+        let second = refused[1].clone().unwrap_err();
+        assert!(
+            second.contains("refused URL scheme \"localhost\""),
+            "{second}"
+        );
+        assert!(second.contains("\"http://localhost:8000/mcp\""), "{second}");
+    }
 
     fn verdicts(entries: Value, rules: &TargetRules) -> Vec<Result<String, String>> {
         plan(entries.as_array().unwrap(), rules)

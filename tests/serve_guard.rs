@@ -141,6 +141,8 @@ async fn every_route_refuses_a_foreign_host_or_origin() {
         assert_eq!(status, 403, "{what}: {body}");
         let body: Value = serde_json::from_str(&body).expect("a JSON refusal");
         assert_eq!(body["error"], "origin_not_allowed", "{what}");
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(message.contains("--allow-host"), "{what}: {body}");
         // Accepted: loopback names, IP literals, the operator's name, a same-host Origin.
         for (host, origin) in [
             (format!("localhost:{port}"), None),

@@ -78,8 +78,16 @@ pub async fn load(source: &Source, settings: &ProbeSettings) -> Result<Side, Cli
             side_of_json(label, &bytes)
         }
         Source::File(path) => {
-            let bytes = std::fs::read(path)
-                .map_err(|e| CliError::BadInput(format!("cannot read {}: {e}", path.display())))?;
+            let bytes = std::fs::read(path).map_err(|e| {
+                let hint = (e.kind() == std::io::ErrorKind::NotFound)
+                    .then(|| crate::targets::scheme_suggestion(&path.to_string_lossy()))
+                    .flatten()
+                    .map(|url| {
+                        format!("; to read a server instead, give its URL with the scheme: {url}")
+                    })
+                    .unwrap_or_default();
+                CliError::BadInput(format!("cannot read {}: {e}{hint}", path.display()))
+            })?;
             side_of_json(label, &bytes)
         }
     }

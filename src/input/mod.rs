@@ -219,8 +219,19 @@ impl Input {
 
     /// Parses INPUT bytes (JSON). Empty bytes count as `{}`.
     pub fn from_bytes(bytes: &[u8]) -> Result<Input, InputError> {
+        // An empty record is most likely a mistake (a file truncated, an editor that saved
+        // nothing): it is refused, not read as "every default".
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Input::from_value(None);
+            return Err(InputError {
+                problems: vec![FieldProblem {
+                    field: "(input)".to_string(),
+                    problem: format!(
+                        "is empty ({} bytes): write {{}} to use every default (the four example \
+                         servers), or a JSON object such as {{\"servers\": [\"https://example.com/mcp\"]}}",
+                        bytes.len()
+                    ),
+                }],
+            });
         }
         let value: Value = serde_json::from_slice(bytes).map_err(|e| InputError {
             problems: vec![FieldProblem {
@@ -262,7 +273,12 @@ mod tests {
         assert_eq!(input.max_server_time, Duration::from_secs(60));
         assert_eq!(input.max_run_time, Duration::from_secs(900));
         assert_eq!(Input::from_value(None).unwrap(), input);
-        assert_eq!(Input::from_bytes(b"  ").unwrap(), input);
+        assert_eq!(Input::from_bytes(b"{}").unwrap(), input);
+        for empty in [&b""[..], b"  \n"] {
+            let error = Input::from_bytes(empty).unwrap_err();
+            assert!(error.to_string().contains("is empty"), "{error}");
+            assert!(error.to_string().contains("write {}"), "{error}");
+        }
     }
 
     #[test]

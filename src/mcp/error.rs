@@ -10,7 +10,9 @@ use crate::reason::ReasonCode;
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     /// The server answered the anonymous request with 401 or 403.
-    #[error("the server requires authorization (HTTP {status})")]
+    #[error(
+        "the server requires authorization (HTTP {status}): to read what a signed-in agent sees, give a credential for its origin with --header (snapshot, diff) or server_credentials (INPUT)"
+    )]
     AuthRequired {
         /// 401 or 403.
         status: u16,
@@ -21,7 +23,7 @@ pub enum ProbeError {
     #[error(transparent)]
     Net(#[from] NetError),
     /// An HTTP status the protocol does not explain (5xx, or a 4xx without a JSON-RPC error).
-    #[error("unexpected HTTP status {status}")]
+    #[error("unexpected HTTP status {status}{hint}", hint = endpoint_hint(*status))]
     Http {
         /// The status code.
         status: u16,
@@ -47,6 +49,17 @@ pub enum ProbeError {
     /// `endpoint` event), but the surface could not be read through it; carries the cause.
     #[error("legacy HTTP+SSE transport: {0}")]
     LegacySse(Box<ProbeError>),
+}
+
+/// What a status that a page or a site root gives (not found, method not allowed, not
+/// implemented) most often means for a URL given as an MCP server.
+fn endpoint_hint(status: u16) -> &'static str {
+    match status {
+        404 | 405 | 501 => {
+            ": is this the MCP endpoint? (it is usually the path /mcp, e.g. https://example.com/mcp, not the site root or a docs page)"
+        }
+        _ => "",
+    }
 }
 
 impl ProbeError {

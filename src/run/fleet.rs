@@ -55,9 +55,29 @@ pub(super) async fn read_input(
                 Input::from_bytes(&secrets::decrypt_input(&bytes, &options.input_secrets)?)?;
             // Valid input is a JSON object (or blank, which means every default).
             let raw = serde_json::from_slice(&bytes).unwrap_or(Value::Object(Default::default()));
+            log_example_servers(&raw);
             Ok((input, raw))
         }
-        None => Ok((Input::from_value(None)?, Value::Object(Default::default()))),
+        None => {
+            let raw = Value::Object(Default::default());
+            log_example_servers(&raw);
+            Ok((Input::from_value(None)?, raw))
+        }
+    }
+}
+
+/// Says so when an INPUT names no server and no registry query: the run then watches the four
+/// example servers, which a user who meant to watch their own would otherwise not notice.
+fn log_example_servers(raw: &Value) {
+    let names_servers = raw
+        .get("servers")
+        .is_some_and(|s| s.as_array().is_none_or(|a| !a.is_empty()));
+    let names_registry = raw.get("registry").is_some_and(|r| !r.is_null());
+    if !names_servers && !names_registry {
+        tracing::info!(
+            servers = ?crate::input::DEFAULT_SERVERS,
+            "INPUT names no servers: watching the four example servers; set \"servers\" to watch your own"
+        );
     }
 }
 

@@ -54,7 +54,9 @@ pub enum ServeError {
     )]
     HostNotAllowed(String),
     /// The `Origin` header names a site this server does not answer (cross-site request).
-    #[error("origin {0:?} may not use this server")]
+    #[error(
+        "origin {0:?} may not use this server: open the pages from a loopback name or IP address, or add the origin's host name with --allow-host or LEDGER_ALLOWED_HOSTS"
+    )]
     OriginNotAllowed(String),
 }
 
