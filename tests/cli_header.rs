@@ -143,14 +143,24 @@ fn a_command_line_header_reads_the_authenticated_surface_and_is_never_shown() {
 fn a_header_the_server_refuses_is_auth_rejected_and_no_header_is_auth_required() {
     // The Rust SDK (rmcp) behind a bearer check: a real MCP server that accepts one token.
     let peer = support::rmcp_peer::RmcpPeer::start_requiring(
-        surface("rmcp-private", "1.0.0", vec![tool("search", "Search things")]),
+        surface(
+            "rmcp-private",
+            "1.0.0",
+            vec![tool("search", "Search things")],
+        ),
         support::rmcp_peer::RmcpMode::default(),
         TOKEN,
     );
     let url = peer.url.as_str();
     let right = format!("Authorization: Bearer {TOKEN}");
     let (code, stdout, stderr) = checked(ledger(
-        &["--allow-private-targets", "snapshot", "--header", &right, url],
+        &[
+            "--allow-private-targets",
+            "snapshot",
+            "--header",
+            &right,
+            url,
+        ],
         &[],
     ));
     assert_eq!(code, 0, "{stderr}");
@@ -170,7 +180,10 @@ fn a_header_the_server_refuses_is_auth_rejected_and_no_header_is_auth_required()
     let ways: [(Vec<&str>, Vec<(&str, &str)>); 3] = [
         (vec!["snapshot", "--header", &wrong, url], vec![]),
         (vec!["snapshot", "--header-file", path, url], vec![]),
-        (vec!["snapshot", url], vec![("LEDGER_HEADER", wrong.as_str())]),
+        (
+            vec!["snapshot", url],
+            vec![("LEDGER_HEADER", wrong.as_str())],
+        ),
     ];
     for (args, env) in ways {
         let mut args = args;
@@ -188,7 +201,14 @@ fn a_header_the_server_refuses_is_auth_rejected_and_no_header_is_auth_required()
 
     // `diff` probes the same way.
     let (code, _, stderr) = checked(ledger(
-        &["--allow-private-targets", "diff", url, url, "--header", &wrong],
+        &[
+            "--allow-private-targets",
+            "diff",
+            url,
+            url,
+            "--header",
+            &wrong,
+        ],
         &[],
     ));
     assert_eq!(code, 3, "{stderr}");
