@@ -283,6 +283,111 @@ mod tests {
         }
     }
 
+    fn summary_with_chain(status: Option<&str>, shards: &[Option<&str>]) -> SummaryRow {
+        let mut summary = SummaryRow::tally(&[], &[]);
+        summary.chain.ledger_chain_status = status.map(str::to_string);
+        if !shards.is_empty() {
+            let items = shards
+                .iter()
+                .enumerate()
+                .map(|(i, status)| crate::report::ShardOutcome {
+                    shard: i + 1,
+                    ledger_name: format!("w-shard-{}", i + 1),
+                    servers: 1,
+                    status: "succeeded".into(),
+                    run_id: None,
+                    dataset_id: None,
+                    error: None,
+                    chain: crate::report::ChainAnchor {
+                        ledger_chain_status: status.map(str::to_string),
+                        ..Default::default()
+                    },
+                })
+                .collect();
+            summary.shards = Some(items);
+        }
+        summary
+    }
+
+    #[test]
+    fn the_chain_is_intact_only_when_new_or_intact_in_every_ledger() {
+        let chain = |status, shards: &[Option<&str>]| {
+            ExitCondition::ChainNotIntact.evidence(&summary_with_chain(status, shards))
+        };
+        assert_eq!(chain(Some("new"), &[]), None);
+        assert_eq!(chain(Some("intact"), &[]), None);
+        assert_eq!(chain(None, &[]), None);
+        // Any other status counts, including ones this code does not know yet.
+        for status in ["broken", "adopted", "unwitnessed", "rebased-later"] {
+            assert_eq!(
+                chain(Some(status), &[]),
+                Some(format!("ledger chain {status}"))
+            );
+        }
+        // A coordinator has no chain of its own: any shard's counts; a shard that wrote
+        // nothing (no status) does not.
+        assert_eq!(chain(None, &[Some("intact"), None, Some("new")]), None);
+        assert_eq!(
+            chain(None, &[Some("intact"), Some("unwitnessed"), Some("broken")]),
+            Some("shard 2 ledger chain unwitnessed, shard 3 ledger chain broken".into())
+        );
+    }
+
+    #[test]
+    fn conditions_are_met_by_the_counts_of_the_summary() {
+        let mut summary = SummaryRow::tally(&[], &[]);
+        summary.servers_requested = 3;
+        let met = |summary: &SummaryRow| -> Vec<&'static str> {
+            met_conditions(&ExitCondition::ALL, summary)
+                .into_iter()
+                .map(|m| m.condition.as_str())
+                .collect()
+        };
+        assert_eq!(met(&summary), ["nothing_read"]);
+        // A deferred server was read: something was.
+        summary.servers_deferred = 1;
+        assert!(met(&summary).is_empty());
+        summary.servers_requiring_auth = 1;
+        assert!(met(&summary).is_empty(), "a login wall is a normal state");
+        summary.servers_blocked = 1;
+        summary.servers_auth_rejected = 2;
+        summary.registry_error = Some("HTTP 500".into());
+        assert_eq!(
+            met(&summary),
+            ["some_unreadable", "auth_rejected", "registry_failed"]
+        );
+        let evidence: Vec<String> = met_conditions(&ExitCondition::ALL, &summary)
+            .into_iter()
+            .map(|m| m.evidence)
+            .collect();
+        assert_eq!(
+            evidence,
+            [
+                "1 blocked",
+                "2 credentials rejected",
+                "MCP Registry not read"
+            ]
+        );
+        // Only what was asked is reported.
+        assert!(met_conditions(&[ExitCondition::NothingRead], &summary).is_empty());
+    }
+
+    #[test]
+    fn exit_conditions_parse_by_their_documented_names_only() {
+        for condition in ExitCondition::ALL {
+            assert_eq!(condition.as_str().parse::<ExitCondition>(), Ok(condition));
+            let json = serde_json::to_value(condition).unwrap();
+            assert_eq!(json, condition.as_str());
+        }
+        let err = "unreachable".parse::<ExitCondition>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown exit_nonzero_on value \"unreachable\": use nothing_read, some_unreadable, \
+             auth_rejected, registry_failed, chain_not_intact"
+        );
+        assert!(" nothing_read".parse::<ExitCondition>().is_err());
+    }
+
     #[test]
     fn parses_every_level() {
         for (text, level) in [

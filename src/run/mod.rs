@@ -424,3 +424,54 @@ async fn probe_and_record<S: Storage>(
     surfaces.finish().await?;
     Ok(results)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(gate_tripped: bool, failed_shards: usize) -> RunOutcome {
+        let mut summary = SummaryRow::tally(&[], &[]);
+        summary.servers_checked = 1;
+        RunOutcome {
+            summary,
+            gate_tripped,
+            failed_shards,
+        }
+    }
+
+    #[test]
+    fn the_chain_wins_then_a_runtime_failure_then_incomplete_evidence_then_the_gate() {
+        let asked = ExitCondition::ALL;
+        let unreadable = |mut o: RunOutcome| {
+            o.summary.servers_unreachable = 1;
+            o
+        };
+        let broken = |mut o: RunOutcome| {
+            o.summary.chain.ledger_chain_status = Some("broken".into());
+            o
+        };
+        // (outcome, conditions asked, exit code)
+        let cases: Vec<(RunOutcome, &[ExitCondition], i32)> = vec![
+            (outcome(false, 0), &asked, 0),
+            (outcome(true, 0), &asked, EXIT_GATE),
+            (unreadable(outcome(true, 0)), &[], EXIT_GATE),
+            (unreadable(outcome(false, 0)), &[], 0),
+            (unreadable(outcome(true, 0)), &asked, EXIT_INCOMPLETE),
+            (unreadable(outcome(true, 1)), &asked, EXIT_RUNTIME),
+            (outcome(false, 1), &[], EXIT_RUNTIME),
+            (broken(outcome(false, 0)), &[], 0),
+            (broken(unreadable(outcome(true, 1))), &asked, EXIT_CHAIN),
+            (
+                broken(unreadable(outcome(true, 0))),
+                &[ExitCondition::SomeUnreadable],
+                EXIT_INCOMPLETE,
+            ),
+        ];
+        for (outcome, asked, code) in cases {
+            let verdict = outcome.verdict(asked);
+            assert_eq!(verdict.code, code, "{asked:?} {outcome:?}");
+            assert_eq!(verdict.explanation().is_some(), !verdict.met.is_empty());
+        }
+        assert_eq!(outcome(true, 0).exit_code(), EXIT_GATE);
+    }
+}
