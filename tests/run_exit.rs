@@ -378,3 +378,22 @@ fn a_sharded_watch_applies_the_conditions_to_its_merged_summary() {
         "{log}"
     );
 }
+
+#[test]
+fn the_input_schema_offers_exactly_the_conditions_the_run_accepts() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("input_schema.json");
+    let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let field = &schema["properties"]["exit_nonzero_on"];
+    assert_eq!(field["type"], "array");
+    assert_eq!(field["default"], json!([]));
+    assert_eq!(field["items"]["enum"], json!(EVERY_CONDITION));
+    let names: Vec<&str> = mcp_surface_ledger::gate::ExitCondition::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(names, EVERY_CONDITION);
+    let description = field["description"].as_str().unwrap();
+    for name in EVERY_CONDITION {
+        assert!(description.contains(name), "{name} is not described");
+    }
+}

@@ -6,9 +6,9 @@
 // Helpers of these tests may panic: that is how a test fails.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
 #[path = "support/actor.rs"]
 mod actor;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -52,8 +52,7 @@ fn the_readme_shows_every_scheduling_file_verbatim() {
 }
 
 #[test]
-fn the_examples_run_the_binary_by_absolute_path_as_an_unprivileged_user_and_name_no_missing_unit()
-{
+fn the_examples_run_the_binary_by_absolute_path_as_an_unprivileged_user_and_name_no_missing_unit() {
     // The wrapper runs the ledger only through "$BIN", set to an absolute path.
     let script = example("watch-mcp");
     for line in script.lines().filter(|l| !l.trim_start().starts_with('#')) {
@@ -70,7 +69,12 @@ fn the_examples_run_the_binary_by_absolute_path_as_an_unprivileged_user_and_name
         .unwrap();
     let fields: Vec<&str> = job.split_whitespace().collect();
     assert_eq!(fields[5], "mcp-ledger", "{job}");
-    assert!(fields[6..].iter().all(|f| !f.contains('/') || f.starts_with('/')), "{job}");
+    assert!(
+        fields[6..]
+            .iter()
+            .all(|f| !f.contains('/') || f.starts_with('/')),
+        "{job}"
+    );
     assert!(fields[6].starts_with('/'), "{job}");
     // systemd: an unprivileged user, the binary by absolute path, no unit that is not shipped.
     let service = example("mcp-ledger.service");
@@ -132,7 +136,10 @@ impl Installed {
                 format!("{}={value}", line.split_once('=').unwrap().0)
             })
             .collect();
-        assert_eq!(set, 3, "the wrapper no longer starts with BIN=, STATE=, INPUT=");
+        assert_eq!(
+            set, 3,
+            "the wrapper no longer starts with BIN=, STATE=, INPUT="
+        );
         std::fs::write(dir.path().join("watch-mcp"), script.join("\n") + "\n").unwrap();
         Installed { dir }
     }
@@ -188,7 +195,11 @@ fn the_cron_wrapper_under_crons_path_is_silent_when_clean_and_says_why_otherwise
     let log = std::fs::read_to_string(installed.dir.path().join("state/run.log")).unwrap();
     assert_eq!(output.status.code(), Some(0), "{}\n{log}", stdout(&output));
     assert_eq!(stdout(&output), "", "a clean run mails nothing");
-    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(installed.kept_runs(), 1);
 
     // Without the line, the loopback server is a blocked entry: incomplete, exit 4, one line.
@@ -216,7 +227,11 @@ fn the_cron_wrapper_under_crons_path_is_silent_when_clean_and_says_why_otherwise
             && said.contains("chain_not_intact (ledger chain broken)"),
         "{said}"
     );
-    assert_eq!(installed.kept_runs(), 3, "the rows of every finished run are kept");
+    assert_eq!(
+        installed.kept_runs(),
+        3,
+        "the rows of every finished run are kept"
+    );
 
     // An INPUT the binary refuses: exit 2, the reason in the one line.
     std::fs::write(installed.dir.path().join("watch.json"), "{\"servers\": 7}").unwrap();
