@@ -177,7 +177,9 @@ fn a_header_the_server_refuses_is_auth_rejected_and_no_header_is_auth_required()
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), &wrong).unwrap();
     let path = file.path().to_str().unwrap();
-    let ways: [(Vec<&str>, Vec<(&str, &str)>); 3] = [
+    // (arguments after the override, environment)
+    type Way<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let ways: [Way; 3] = [
         (vec!["snapshot", "--header", &wrong, url], vec![]),
         (vec!["snapshot", "--header-file", path, url], vec![]),
         (
@@ -185,8 +187,7 @@ fn a_header_the_server_refuses_is_auth_rejected_and_no_header_is_auth_required()
             vec![("LEDGER_HEADER", wrong.as_str())],
         ),
     ];
-    for (args, env) in ways {
-        let mut args = args;
+    for (mut args, env) in ways {
         args.insert(0, "--allow-private-targets");
         let (code, stdout, stderr) = checked(ledger(&args, &env));
         assert_eq!(code, 3, "{args:?}: {stderr}");

@@ -222,7 +222,10 @@ fn a_registry_failure_with_nothing_checked_stays_a_runtime_failure() {
     assert_eq!(code, 3, "3 outranks 4: {log}");
     let status = final_status(&log);
     assert!(
-        status.contains("exit code 3 for exit_nonzero_on: nothing_read (none of 0 servers read), registry_failed (MCP Registry not read)"),
+        status.contains(
+            "exit code 3 for the run failure, which outranks exit_nonzero_on: nothing_read (none \
+             of 0 servers read), registry_failed (MCP Registry not read)"
+        ),
         "{status}"
     );
 }

@@ -174,11 +174,15 @@ impl ExitVerdict {
             .iter()
             .map(|m| format!("{} ({})", m.condition.as_str(), m.evidence))
             .collect();
-        let mut text = format!(
-            "exit code {} for exit_nonzero_on: {}",
-            self.code,
-            conditions.join(", ")
-        );
+        let conditions = conditions.join(", ");
+        let mut text = if matches!(self.code, EXIT_INCOMPLETE | EXIT_CHAIN) {
+            format!("exit code {} for exit_nonzero_on: {conditions}", self.code)
+        } else {
+            format!(
+                "exit code {} for the run failure, which outranks exit_nonzero_on: {conditions}",
+                self.code
+            )
+        };
         if self.gate_tripped && self.code != EXIT_GATE {
             text.push_str("; the fail_on gate tripped too");
         }
@@ -472,6 +476,17 @@ mod tests {
             assert_eq!(verdict.code, code, "{asked:?} {outcome:?}");
             assert_eq!(verdict.explanation().is_some(), !verdict.met.is_empty());
         }
+        let explained = |outcome: RunOutcome| outcome.verdict(&asked).explanation().unwrap();
+        assert_eq!(
+            explained(unreadable(outcome(true, 0))),
+            "exit code 4 for exit_nonzero_on: some_unreadable (1 unreachable); the fail_on gate \
+             tripped too"
+        );
+        assert_eq!(
+            explained(unreadable(outcome(false, 2))),
+            "exit code 3 for the run failure, which outranks exit_nonzero_on: some_unreadable \
+             (1 unreachable)"
+        );
         assert_eq!(outcome(true, 0).exit_code(), EXIT_GATE);
     }
 }
