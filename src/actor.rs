@@ -7,11 +7,14 @@
 
 use std::path::PathBuf;
 
+use crate::gate::ExitCondition;
 use crate::mcp::Era;
 use crate::platform::{
     ApiClient, ApifyStorage, Charging, LocalStorage, PlatformEnv, Runs, Storage,
 };
-use crate::run::{self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, RunError, RunOptions, RunOutcome};
+use crate::run::{
+    self, EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME, ExitVerdict, RunError, RunOptions, RunOutcome,
+};
 use crate::shard;
 
 /// What the operator chose on the command line for an Actor run.
@@ -25,6 +28,9 @@ pub struct ActorArgs {
     pub allow_private_targets: bool,
     /// Speak only this protocol era.
     pub force_era: Option<Era>,
+    /// `--exit-nonzero-on`: conditions that make a finished run exit non-zero, added to the
+    /// INPUT field `exit_nonzero_on`.
+    pub exit_nonzero_on: Vec<ExitCondition>,
 }
 
 /// Runs the Actor once and returns the process exit code.
@@ -67,7 +73,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
     };
     if env.is_at_home {
         match ApifyStorage::with_client(&env, api) {
-            Ok(storage) => finish(&storage, &charging, options).await,
+            Ok(storage) => finish(&storage, &charging, options, &args.exit_nonzero_on).await,
             Err(error) => {
                 tracing::error!("cannot use the Apify storage: {error}");
                 EXIT_RUNTIME
@@ -76,7 +82,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
     } else {
         let root = args.storage_dir.unwrap_or(env.local_storage_dir);
         match LocalStorage::open(&root) {
-            Ok(storage) => finish(&storage, &charging, options).await,
+            Ok(storage) => finish(&storage, &charging, options, &args.exit_nonzero_on).await,
             Err(error) => {
                 tracing::error!(
                     "cannot open the local storage under {}: {error}",
@@ -116,31 +122,87 @@ pub async fn watch(
     charging: &Charging,
     options: RunOptions,
 ) -> Result<RunOutcome, RunError> {
-    let (input, raw) = run::read_checked_input(storage, &options).await?;
-    if input.shards != 1 {
-        return shard::coordinate(storage, charging, &options, input, raw).await;
-    }
-    run::run_with_input(storage, charging, &options, input).await
+    Ok(watch_asking(storage, charging, options).await?.outcome)
 }
 
-async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions) -> i32 {
-    match watch(storage, charging, options).await {
-        Ok(outcome) => {
+/// A finished watch and the `exit_nonzero_on` conditions its INPUT asked for.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    /// How the run (or the sharded watch) ended.
+    pub outcome: RunOutcome,
+    /// The INPUT's `exit_nonzero_on`.
+    pub exit_nonzero_on: Vec<ExitCondition>,
+}
+
+impl Watched {
+    /// The exit code and its reasons, under the INPUT's conditions and `extra` ones (the
+    /// command line's).
+    pub fn verdict(&self, extra: &[ExitCondition]) -> ExitVerdict {
+        let mut asked = self.exit_nonzero_on.clone();
+        asked.extend_from_slice(extra);
+        self.outcome.verdict(&asked)
+    }
+}
+
+/// [`watch`], keeping the INPUT's `exit_nonzero_on` for the exit code. A sharded watch
+/// applies the conditions once, to its merged summary: its shard runs on the platform get the
+/// input without them, so a shard that meets one still ends as succeeded and its rows count.
+pub async fn watch_asking(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: RunOptions,
+) -> Result<Watched, RunError> {
+    let (input, mut raw) = run::read_checked_input(storage, &options).await?;
+    let exit_nonzero_on = input.exit_nonzero_on.clone();
+    let outcome = if input.shards != 1 {
+        if let Some(fields) = raw.as_object_mut() {
+            fields.remove("exit_nonzero_on");
+        }
+        shard::coordinate(storage, charging, &options, input, raw).await?
+    } else {
+        run::run_with_input(storage, charging, &options, input).await?
+    };
+    Ok(Watched {
+        outcome,
+        exit_nonzero_on,
+    })
+}
+
+async fn finish(
+    storage: &impl Storage,
+    charging: &Charging,
+    options: RunOptions,
+    extra: &[ExitCondition],
+) -> i32 {
+    match watch_asking(storage, charging, options).await {
+        Ok(watched) => {
+            let verdict = watched.verdict(extra);
+            let outcome = watched.outcome;
             tracing::info!("{}", run::final_status(&outcome.summary));
+            if let Some(explanation) = verdict.explanation() {
+                // The status message already written names the counts; this one adds why the
+                // exit code is not 0, so the platform's failed run says it too.
+                let message = format!("{}; {explanation}", run::final_status(&outcome.summary));
+                if let Err(status) = storage.set_status_message(&message, true).await {
+                    tracing::warn!(%status, "cannot set the final status message");
+                }
+                tracing::error!("{explanation}");
+            }
+            let code = verdict.code;
             if outcome.failed_shards > 0 {
                 tracing::error!(
                     failed = outcome.failed_shards,
-                    "shards failed (listed in the summary row): exit code {EXIT_RUNTIME}"
+                    "shards failed (listed in the summary row): exit code {code}"
                 );
             } else if outcome.fleet_source_failed() {
                 tracing::error!(
                     "the MCP Registry could not be read and no server was checked: exit code \
-                     {EXIT_RUNTIME}"
+                     {code}"
                 );
-            } else if outcome.gate_tripped {
+            } else if code == EXIT_GATE {
                 tracing::warn!("the fail_on gate tripped: exit code {EXIT_GATE}");
             }
-            outcome.exit_code()
+            verdict.code
         }
         Err(error) => {
             tracing::error!("{error}");

@@ -1,6 +1,7 @@
 //! Command-line entry point: parses arguments, sets up logging, dispatches to Actor mode (no
 //! subcommand) or to the `snapshot` and `diff` commands, and maps the result to an exit code
-//! (0 ok, 1 gate tripped, 2 bad input, 3 runtime failure).
+//! (0 ok, 1 gate tripped, 2 bad input, 3 runtime failure, 4 and 5 for the scheduler's
+//! `exit_nonzero_on` conditions).
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
 use mcp_surface_ledger::cli::verify::{self, VerifyArgs};
 use mcp_surface_ledger::cli::{Format, ProbeSettings, SecretHeader, snapshot};
-use mcp_surface_ledger::gate::FailOn;
+use mcp_surface_ledger::gate::{ExitCondition, FailOn};
 use mcp_surface_ledger::mcp::Era;
 use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME};
 use mcp_surface_ledger::serve::{self, ServeArgs};
@@ -29,7 +30,9 @@ use mcp_surface_ledger::serve::{self, ServeArgs};
 /// `serve` answers questions about the ledger over HTTP (JSON API and an MCP endpoint at
 /// `/mcp`), read-only; an Actor started in Standby mode on the platform does the same.
 ///
-/// Exit codes: 0 ok, 1 the gate (`fail_on`, `--fail-on`) tripped, 2 bad input, 3 runtime failure.
+/// Exit codes: 0 ok, 1 the gate (`fail_on`, `--fail-on`) tripped, 2 bad input, 3 runtime failure,
+/// 4 an `exit_nonzero_on` condition on the run's evidence was met, 5 the ledger chain was not
+/// intact (`exit_nonzero_on: chain_not_intact`). When several apply: 5, then 3, 4, 1.
 #[derive(Debug, Parser)]
 #[command(version, about, long_about)]
 struct Cli {
@@ -50,6 +53,12 @@ struct Cli {
     /// Accepted before a subcommand too (`--allow-private-targets snapshot URL`).
     #[arg(long, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
     allow_private_targets: bool,
+
+    /// Exit non-zero when a finished run meets one of these conditions (comma-separated; added
+    /// to INPUT's `exit_nonzero_on`): nothing_read, some_unreadable, auth_rejected,
+    /// registry_failed (exit code 4) or chain_not_intact (exit code 5, which wins).
+    #[arg(long, value_name = "CONDITIONS", value_delimiter = ',')]
+    exit_nonzero_on: Vec<ExitCondition>,
 
     /// Speak only this protocol era (`modern` = 2026-07-28 stateless, `classic` = initialize
     /// handshake). For diagnosis and tests; normally the era is detected.
@@ -238,8 +247,14 @@ fn main() -> ExitCode {
     };
     let command = match &cli.command {
         Some(Command::Serve { .. } | Command::Verify { .. }) | None => None,
-        Some(_) if cli.input.is_some() || cli.storage_dir.is_some() => {
-            tracing::error!("--input and --storage-dir belong to Actor mode (no subcommand)");
+        Some(_)
+            if cli.input.is_some()
+                || cli.storage_dir.is_some()
+                || !cli.exit_nonzero_on.is_empty() =>
+        {
+            tracing::error!(
+                "--input, --storage-dir and --exit-nonzero-on belong to Actor mode (no subcommand)"
+            );
             return exit(EXIT_BAD_INPUT);
         }
         Some(_) => cli.command.as_ref(),
@@ -305,7 +320,12 @@ fn main() -> ExitCode {
                     ..ServeArgs::default()
                 })
             }
-            _ => actor_mode(cli.input, cli.storage_dir, actor_settings),
+            _ => actor_mode(
+                cli.input,
+                cli.storage_dir,
+                actor_settings,
+                cli.exit_nonzero_on,
+            ),
         },
     }
 }
@@ -321,6 +341,7 @@ fn actor_mode(
     input: Option<PathBuf>,
     storage_dir: Option<PathBuf>,
     settings: ProbeSettings,
+    exit_nonzero_on: Vec<ExitCondition>,
 ) -> ExitCode {
     let input_override = match input.as_ref().map(read_input_override).transpose() {
         Ok(bytes) => bytes,
@@ -334,6 +355,7 @@ fn actor_mode(
         storage_dir,
         allow_private_targets: settings.allow_private_targets,
         force_era: settings.force_era,
+        exit_nonzero_on,
     };
     match runtime() {
         Ok(runtime) => exit(runtime.block_on(run_actor(args))),

@@ -140,6 +140,83 @@ fn a_command_line_header_reads_the_authenticated_surface_and_is_never_shown() {
 }
 
 #[test]
+fn a_header_the_server_refuses_is_auth_rejected_and_no_header_is_auth_required() {
+    // The Rust SDK (rmcp) behind a bearer check: a real MCP server that accepts one token.
+    let peer = support::rmcp_peer::RmcpPeer::start_requiring(
+        surface(
+            "rmcp-private",
+            "1.0.0",
+            vec![tool("search", "Search things")],
+        ),
+        support::rmcp_peer::RmcpMode::default(),
+        TOKEN,
+    );
+    let url = peer.url.as_str();
+    let right = format!("Authorization: Bearer {TOKEN}");
+    let (code, stdout, stderr) = checked(ledger(
+        &[
+            "--allow-private-targets",
+            "snapshot",
+            "--header",
+            &right,
+            url,
+        ],
+        &[],
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(tool_names(&stdout), ["search"]);
+
+    // No header: the login wall, and the message does not blame a header that was not sent.
+    let (code, _, stderr) = checked(ledger(&["--allow-private-targets", "snapshot", url], &[]));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("(AUTH_REQUIRED)"), "{stderr}");
+    assert!(!stderr.contains("AUTH_REJECTED"), "{stderr}");
+
+    // A header sent and refused: AUTH_REJECTED, with what to do, in every way of giving it.
+    let wrong = format!("Authorization: Bearer {TOKEN}-wrong");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &wrong).unwrap();
+    let path = file.path().to_str().unwrap();
+    // (arguments after the override, environment)
+    type Way<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let ways: [Way; 3] = [
+        (vec!["snapshot", "--header", &wrong, url], vec![]),
+        (vec!["snapshot", "--header-file", path, url], vec![]),
+        (
+            vec!["snapshot", url],
+            vec![("LEDGER_HEADER", wrong.as_str())],
+        ),
+    ];
+    for (mut args, env) in ways {
+        args.insert(0, "--allow-private-targets");
+        let (code, stdout, stderr) = checked(ledger(&args, &env));
+        assert_eq!(code, 3, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(
+            stderr.contains("not read (AUTH_REJECTED): the server refused the header given")
+                && stderr.contains("(HTTP 401); check or renew it"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("AUTH_REQUIRED"), "{stderr}");
+    }
+
+    // `diff` probes the same way.
+    let (code, _, stderr) = checked(ledger(
+        &[
+            "--allow-private-targets",
+            "diff",
+            url,
+            url,
+            "--header",
+            &wrong,
+        ],
+        &[],
+    ));
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("(AUTH_REJECTED)"), "{stderr}");
+}
+
+#[test]
 fn a_command_line_header_is_refused_where_it_could_leak_and_errors_never_show_it() {
     let header = format!("Authorization: Bearer {TOKEN}");
     // Two URLs on different origins: the secret would go to both.

@@ -316,6 +316,64 @@ fn platform_run_reads_input_writes_rows_and_ledger_and_charges_every_event() {
     );
 }
 
+/// `exit_nonzero_on` on the platform: a run that meets a condition writes every row, OUTPUT and
+/// the ledger, then exits non-zero (which the platform shows as a failed run, so its own
+/// notifications fire), its last status message saying why.
+#[test]
+fn platform_run_that_meets_an_exit_condition_fails_after_writing_everything_and_says_why() {
+    in_namespace(
+        "platform_run_that_meets_an_exit_condition_fails_after_writing_everything_and_says_why",
+        async {
+            let fake = FakeApify::start().await;
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            mcp.serve(
+                "/a",
+                surface("Alpha", "1", vec![tool("search", "Searches")]),
+            );
+            let (a, closed) = (mcp.url("/a"), closed_url());
+            let input = |asked: Value| json!({"servers": [a, closed], "ledger_name": "fleet", "exit_nonzero_on": asked});
+            fake.put_input(&input(json!(["some_unreadable", "chain_not_intact"])));
+            let output = run_at_home(BINARY, platform_env(&fake, true)).await;
+            assert_exit(&output, 4);
+            let requests = fake.state().requests.clone();
+            let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
+            let rows = assert_run_order(&requests, &ledger_store);
+            let summary = rows.last().unwrap();
+            assert_eq!(summary["record_type"], "summary");
+            assert_eq!(summary["servers_unreachable"], 1);
+            let output_record =
+                fake.state().records[&(DEFAULT_STORE.to_string(), "OUTPUT".into())].clone();
+            let output_json: Value = serde_json::from_slice(&output_record.0).unwrap();
+            assert_eq!(&output_json, summary);
+            let messages = fake.state().status_messages.clone();
+            assert_eq!(
+                messages.last().unwrap(),
+                &(
+                    "2 servers, 0 servers changed, 0 high-severity changes, 1 unreachable; exit \
+                     code 4 for exit_nonzero_on: some_unreadable (1 unreachable)"
+                        .to_string(),
+                    true
+                )
+            );
+
+            // Not asked: the same fleet is a succeeded run, as before.
+            fake.put_input(&input(json!([])));
+            let from_message = fake.state().status_messages.len();
+            let output = run_at_home(BINARY, platform_env(&fake, true)).await;
+            assert_exit(&output, 0);
+            let messages = fake.state().status_messages[from_message..].to_vec();
+            assert_eq!(
+                messages.last().unwrap(),
+                &(
+                    "2 servers, 0 servers changed, 0 high-severity changes, 1 unreachable"
+                        .to_string(),
+                    true
+                )
+            );
+        },
+    );
+}
+
 #[test]
 fn platform_run_charge_retried_after_429_and_500_is_charged_once() {
     in_namespace(

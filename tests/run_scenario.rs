@@ -444,6 +444,7 @@ async fn two_runs_record_every_change_class_and_severity() {
         "servers_changed": 2,
         "servers_unreachable": 1,
         "servers_requiring_auth": 1,
+        "servers_auth_rejected": 0,
         "servers_allowing_anonymous_listing": 2,
         "anonymous_listing_share": 2.0 / 3.0,
         "baselines_created": 0,

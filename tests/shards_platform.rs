@@ -117,7 +117,10 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
             let urls: Vec<String> = paths.iter().map(|p| mcp.url(p)).collect();
             let shard_of_url = |url: &String| shard_of(&json!(url), SHARDS);
             let busy: BTreeSet<usize> = urls.iter().map(shard_of_url).collect();
-            let input = json!({"servers": urls, "ledger_name": "fleet", "shards": SHARDS});
+            // The coordinator applies `exit_nonzero_on` to its merged summary; its shard runs
+            // must not get it (their own exit 4 or 5 would make them failed shards).
+            let input = json!({"servers": urls, "ledger_name": "fleet", "shards": SHARDS,
+                               "exit_nonzero_on": ["chain_not_intact"]});
             fake.state().records.insert(
                 (DEFAULT_STORE.to_string(), "INPUT".to_string()),
                 (
@@ -151,6 +154,10 @@ fn platform_coordinator_starts_one_run_per_shard_and_merges_their_rows() {
                 }
                 assert!(
                     shard_input.get("shards").is_none() && shard_input.get("registry").is_none()
+                );
+                assert!(
+                    shard_input.get("exit_nonzero_on").is_none(),
+                    "{shard_input}"
                 );
             }
             assert_eq!(

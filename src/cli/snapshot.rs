@@ -15,6 +15,7 @@ use super::{CliError, ProbeSettings};
 use crate::input::Input;
 use crate::mcp::{self, Era, Observation, ProbeOptions};
 use crate::net::{self, NetConfig, PolicyMode};
+use crate::reason::ReasonCode;
 use crate::report::{ToolSummary, mark_repeated_keys, summarize_tools};
 use crate::risk::{self, Capability, Finding, Risk};
 use crate::surface::{DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
@@ -213,14 +214,7 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
     let probe = mcp::probe(&client, &target.url, &options);
     let observation = match tokio::time::timeout(defaults.max_server_time, probe).await {
         Ok(Ok(observation)) => observation,
-        Ok(Err(failure)) => {
-            return Err(CliError::Runtime(format!(
-                "{} not read ({}): {}",
-                target.key(),
-                failure.error.reason_code().as_str(),
-                failure.error
-            )));
-        }
+        Ok(Err(failure)) => return Err(not_read(&target, &failure)),
         Err(_) => {
             return Err(CliError::Runtime(format!(
                 "{} not read (TIMEOUT): no surface within {}s",
@@ -246,6 +240,35 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
         &surface,
         Some(&WireFacts::of(&observation)),
         Utc::now(),
+    ))
+}
+
+/// The error of a probe that failed. A 401 or 403 on the origin the header was sent to is the
+/// server refusing that header (`AUTH_REJECTED`, as in an Actor run), not a login wall.
+fn not_read(target: &targets::Target, failure: &mcp::ProbeFailure) -> CliError {
+    let refused_on_its_origin = match (&target.credential, failure.error.auth_refusal()) {
+        (Some(credential), Some(_)) => failure
+            .final_url
+            .as_ref()
+            .is_none_or(|landed| credential.applies_to(landed)),
+        _ => false,
+    };
+    if refused_on_its_origin {
+        let status = failure
+            .http_status
+            .map_or(String::new(), |s| format!(" (HTTP {s})"));
+        return CliError::Runtime(format!(
+            "{} not read ({}): the server refused the header given with --header, \
+             --header-file or LEDGER_HEADER{status}; check or renew it",
+            target.key(),
+            ReasonCode::AuthRejected.as_str(),
+        ));
+    }
+    CliError::Runtime(format!(
+        "{} not read ({}): {}",
+        target.key(),
+        failure.error.reason_code().as_str(),
+        failure.error
     ))
 }
 

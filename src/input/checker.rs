@@ -12,7 +12,7 @@ use super::{
     MAX_SHARDED_LEDGER_NAME, MAX_SHARDS, is_valid_record_key,
 };
 use crate::diff::ChangeClass;
-use crate::gate::FailOn;
+use crate::gate::{ExitCondition, FailOn};
 use crate::net::Credential;
 use crate::registry::{self, RegistryQuery};
 use crate::surface::validity::json_type as type_name;
@@ -244,6 +244,43 @@ impl Checker {
             }
         }
         classes
+    }
+
+    /// Reads `exit_nonzero_on`: an array of condition names, each kept once.
+    pub(super) fn exit_nonzero_on(&mut self, map: &Map<String, Value>) -> Vec<ExitCondition> {
+        const FIELD: &str = "exit_nonzero_on";
+        let Some(value) = map.get(FIELD).filter(|v| !v.is_null()) else {
+            return Vec::new();
+        };
+        let Some(items) = value.as_array() else {
+            self.refuse(
+                FIELD,
+                format!(
+                    "must be an array of conditions ({}) (got {})",
+                    ExitCondition::allowed(),
+                    type_name(value)
+                ),
+            );
+            return Vec::new();
+        };
+        let mut conditions = Vec::new();
+        for item in items {
+            match item.as_str().map(ExitCondition::from_str) {
+                Some(Ok(condition)) => {
+                    if !conditions.contains(&condition) {
+                        conditions.push(condition);
+                    }
+                }
+                _ => self.refuse(
+                    FIELD,
+                    format!(
+                        "has unknown condition {item}; allowed: {}",
+                        ExitCondition::allowed()
+                    ),
+                ),
+            }
+        }
+        conditions
     }
 
     pub(super) fn allowed_hosts(&mut self, map: &Map<String, Value>) -> Vec<String> {

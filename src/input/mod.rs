@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::diff::ChangeClass;
-use crate::gate::FailOn;
+use crate::gate::{ExitCondition, FailOn};
 use crate::net::Credential;
 use crate::registry::RegistryQuery;
 use crate::surface::validity::json_type as type_name;
@@ -77,6 +77,9 @@ pub struct Input {
     pub allowed_hosts: Vec<String>,
     /// Exit code 1 when a change at or above this level is recorded.
     pub fail_on: FailOn,
+    /// States of the finished run that make the exit code non-zero (4, or 5 for the chain),
+    /// for schedulers; empty by default.
+    pub exit_nonzero_on: Vec<ExitCondition>,
     /// Secret headers, one per origin, for reading the authenticated view of those servers.
     /// Their `Debug` never shows the value.
     pub server_credentials: Vec<Arc<Credential>>,
@@ -128,7 +131,7 @@ fn render_problems(problems: &[FieldProblem]) -> String {
 pub const MAX_CREDENTIALS: usize = 50;
 
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 18] = [
+pub const KNOWN_FIELDS: [&str; 19] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -142,6 +145,7 @@ pub const KNOWN_FIELDS: [&str; 18] = [
     "max_run_seconds",
     "allowed_hosts",
     "fail_on",
+    "exit_nonzero_on",
     "server_credentials",
     "registry",
     "shards",
@@ -202,6 +206,7 @@ impl Input {
             max_run_time: Duration::from_secs(check.int(map, &MAX_RUN_SECONDS)),
             allowed_hosts: check.allowed_hosts(map),
             fail_on: check.fail_on(map),
+            exit_nonzero_on: check.exit_nonzero_on(map),
             server_credentials: check.server_credentials(map),
             registry,
             shards,
@@ -582,6 +587,41 @@ mod tests {
         for (value, field) in cases {
             let err = Input::from_value(Some(&json!({ "registry": value }))).unwrap_err();
             assert_eq!(err.fields(), vec![field], "{value}");
+        }
+    }
+
+    #[test]
+    fn exit_nonzero_on_takes_the_documented_conditions_and_names_them_when_refused() {
+        assert!(Input::from_value(None).unwrap().exit_nonzero_on.is_empty());
+        let input = Input::from_value(Some(&json!({
+            "exit_nonzero_on": ["chain_not_intact", "some_unreadable", "chain_not_intact"]
+        })))
+        .unwrap();
+        assert_eq!(
+            input.exit_nonzero_on,
+            [ExitCondition::ChainNotIntact, ExitCondition::SomeUnreadable]
+        );
+        let all = json!([
+            "nothing_read",
+            "some_unreadable",
+            "auth_rejected",
+            "registry_failed",
+            "chain_not_intact"
+        ]);
+        let input = Input::from_value(Some(&json!({ "exit_nonzero_on": all }))).unwrap();
+        assert_eq!(input.exit_nonzero_on, ExitCondition::ALL);
+
+        for bad in [json!(["unreachable"]), json!("nothing_read"), json!([4])] {
+            let err = Input::from_value(Some(&json!({ "exit_nonzero_on": bad }))).unwrap_err();
+            assert_eq!(err.fields(), ["exit_nonzero_on"], "{bad}");
+            let text = err.to_string();
+            assert!(
+                text.contains(
+                    "nothing_read, some_unreadable, auth_rejected, registry_failed, \
+                     chain_not_intact"
+                ),
+                "{text}"
+            );
         }
     }
 }

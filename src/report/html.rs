@@ -228,6 +228,11 @@ fn render_summary(html: &mut String, summary: &SummaryRow) {
             "require auth",
             summary.servers_requiring_auth,
         ),
+        (
+            "servers_auth_rejected",
+            "credentials rejected",
+            summary.servers_auth_rejected,
+        ),
         ("servers_blocked", "blocked", summary.servers_blocked),
         ("changes_total", "changes", summary.changes_total),
     ];

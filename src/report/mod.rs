@@ -341,8 +341,12 @@ pub struct SummaryRow {
     pub servers_changed: usize,
     /// Servers that could not be read (excluding auth verdicts and blocked entries).
     pub servers_unreachable: usize,
-    /// Servers that demanded authentication.
+    /// Servers that demanded authentication and were given no credential (a refused
+    /// credential is counted in `servers_auth_rejected` instead).
     pub servers_requiring_auth: usize,
+    /// Servers that refused the credential given for them (`AUTH_REJECTED`).
+    #[serde(default)]
+    pub servers_auth_rejected: usize,
     /// Servers that listed tools anonymously.
     pub servers_allowing_anonymous_listing: usize,
     /// Share of checked servers that list anonymously (0 to 1).
@@ -559,7 +563,10 @@ impl SummaryRow {
                         )
                     )
             }),
-            servers_requiring_auth: count(&|r| r.auth_required == Some(true)),
+            servers_requiring_auth: count(&|r| {
+                r.auth_required == Some(true) && r.reason_code != Some(ReasonCode::AuthRejected)
+            }),
+            servers_auth_rejected: count(&|r| r.reason_code == Some(ReasonCode::AuthRejected)),
             servers_allowing_anonymous_listing: anonymous,
             anonymous_listing_share: if checked == 0 {
                 0.0
@@ -605,6 +612,7 @@ impl SummaryRow {
         self.servers_changed += other.servers_changed;
         self.servers_unreachable += other.servers_unreachable;
         self.servers_requiring_auth += other.servers_requiring_auth;
+        self.servers_auth_rejected += other.servers_auth_rejected;
         self.servers_allowing_anonymous_listing += other.servers_allowing_anonymous_listing;
         self.baselines_created += other.baselines_created;
         self.servers_compared += other.servers_compared;

@@ -145,6 +145,12 @@ pub fn final_status(summary: &SummaryRow) -> String {
         count_of(high, "high-severity change"),
         format!("{} unreachable", summary.servers_unreachable),
     ];
+    if summary.servers_auth_rejected > 0 {
+        parts.push(format!(
+            "{} rejected",
+            count_of(summary.servers_auth_rejected, "credential")
+        ));
+    }
     let extras = [
         (summary.servers_requiring_auth, "require auth"),
         (summary.servers_blocked, "blocked"),

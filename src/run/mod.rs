@@ -24,6 +24,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant as TokioInstant;
 
+use crate::gate::{ExitCondition, MetCondition, met_conditions};
 use crate::input::{Input, InputError};
 use crate::insight::InsightCache;
 use crate::ledger::{Ledger, LedgerError};
@@ -51,6 +52,15 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 
 /// Exit code of a run that failed at runtime (storage, ledger).
 pub const EXIT_RUNTIME: i32 = 3;
+
+/// Exit code of a finished run whose evidence is incomplete in a way the scheduler asked to
+/// hear about (`exit_nonzero_on`: `nothing_read`, `some_unreadable`, `auth_rejected`,
+/// `registry_failed`).
+pub const EXIT_INCOMPLETE: i32 = 4;
+
+/// Exit code of a finished run whose ledger chain was not intact, when the scheduler asked to
+/// hear about it (`exit_nonzero_on`: `chain_not_intact`).
+pub const EXIT_CHAIN: i32 = 5;
 
 /// How the operator started the run (never from INPUT).
 #[derive(Clone, Default)]
@@ -98,22 +108,85 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// The process exit code of a run that finished: [`EXIT_RUNTIME`] when shards failed or
-    /// when the fleet source (the MCP Registry) failed and no server was checked (a scheduler
-    /// must not see that as all-clear), [`EXIT_GATE`] when the gate tripped, else 0.
+    /// The process exit code of a run that finished, with no `exit_nonzero_on` condition
+    /// asked: [`EXIT_RUNTIME`] when shards failed or when the fleet source (the MCP Registry)
+    /// failed and no server was checked (a scheduler must not see that as all-clear),
+    /// [`EXIT_GATE`] when the gate tripped, else 0.
     pub fn exit_code(&self) -> i32 {
-        if self.failed_shards > 0 || self.fleet_source_failed() {
+        self.verdict(&[]).code
+    }
+
+    /// The exit code of a run that finished under the scheduler's `exit_nonzero_on`
+    /// conditions, and why. When several apply, the highest in this order wins:
+    /// [`EXIT_CHAIN`] (5: a chain found not intact is reported only by the run that finds it,
+    /// so nothing may hide it), [`EXIT_RUNTIME`] (3: part of the run failed; run it again),
+    /// [`EXIT_INCOMPLETE`] (4: the evidence is incomplete, so a clean gate means little),
+    /// [`EXIT_GATE`] (1), 0.
+    pub fn verdict(&self, asked: &[ExitCondition]) -> ExitVerdict {
+        let met = met_conditions(asked, &self.summary);
+        let chain = met.iter().any(|m| m.condition.is_about_the_chain());
+        let runtime = self.failed_shards > 0 || self.fleet_source_failed();
+        let code = if chain {
+            EXIT_CHAIN
+        } else if runtime {
             EXIT_RUNTIME
+        } else if !met.is_empty() {
+            EXIT_INCOMPLETE
         } else if self.gate_tripped {
             EXIT_GATE
         } else {
             0
+        };
+        ExitVerdict {
+            code,
+            met,
+            gate_tripped: self.gate_tripped,
         }
     }
 
     /// The registry could not be read and no server was checked.
     pub fn fleet_source_failed(&self) -> bool {
         self.summary.registry_error.is_some() && self.summary.servers_checked == 0
+    }
+}
+
+/// The exit code of a finished run and the `exit_nonzero_on` conditions it met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitVerdict {
+    /// The process exit code.
+    pub code: i32,
+    /// The asked conditions the run met, in the documented order.
+    pub met: Vec<MetCondition>,
+    /// Whether the `fail_on` gate tripped (its code 1 may have been outranked).
+    pub gate_tripped: bool,
+}
+
+impl ExitVerdict {
+    /// What the status message adds when a condition was met: the exit code, each condition
+    /// with its evidence, and a tripped gate the code outranked. `None` when no condition was
+    /// met (the status message says everything else already).
+    pub fn explanation(&self) -> Option<String> {
+        if self.met.is_empty() {
+            return None;
+        }
+        let conditions: Vec<String> = self
+            .met
+            .iter()
+            .map(|m| format!("{} ({})", m.condition.as_str(), m.evidence))
+            .collect();
+        let conditions = conditions.join(", ");
+        let mut text = if matches!(self.code, EXIT_INCOMPLETE | EXIT_CHAIN) {
+            format!("exit code {} for exit_nonzero_on: {conditions}", self.code)
+        } else {
+            format!(
+                "exit code {} for the run failure, which outranks exit_nonzero_on: {conditions}",
+                self.code
+            )
+        };
+        if self.gate_tripped && self.code != EXIT_GATE {
+            text.push_str("; the fail_on gate tripped too");
+        }
+        Some(text)
     }
 }
 
@@ -398,4 +471,66 @@ async fn probe_and_record<S: Storage>(
     }
     surfaces.finish().await?;
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(gate_tripped: bool, failed_shards: usize) -> RunOutcome {
+        let mut summary = SummaryRow::tally(&[], &[]);
+        summary.servers_checked = 1;
+        RunOutcome {
+            summary,
+            gate_tripped,
+            failed_shards,
+        }
+    }
+
+    #[test]
+    fn the_chain_wins_then_a_runtime_failure_then_incomplete_evidence_then_the_gate() {
+        let asked = ExitCondition::ALL;
+        let unreadable = |mut o: RunOutcome| {
+            o.summary.servers_unreachable = 1;
+            o
+        };
+        let broken = |mut o: RunOutcome| {
+            o.summary.chain.ledger_chain_status = Some("broken".into());
+            o
+        };
+        // (outcome, conditions asked, exit code)
+        let cases: Vec<(RunOutcome, &[ExitCondition], i32)> = vec![
+            (outcome(false, 0), &asked, 0),
+            (outcome(true, 0), &asked, EXIT_GATE),
+            (unreadable(outcome(true, 0)), &[], EXIT_GATE),
+            (unreadable(outcome(false, 0)), &[], 0),
+            (unreadable(outcome(true, 0)), &asked, EXIT_INCOMPLETE),
+            (unreadable(outcome(true, 1)), &asked, EXIT_RUNTIME),
+            (outcome(false, 1), &[], EXIT_RUNTIME),
+            (broken(outcome(false, 0)), &[], 0),
+            (broken(unreadable(outcome(true, 1))), &asked, EXIT_CHAIN),
+            (
+                broken(unreadable(outcome(true, 0))),
+                &[ExitCondition::SomeUnreadable],
+                EXIT_INCOMPLETE,
+            ),
+        ];
+        for (outcome, asked, code) in cases {
+            let verdict = outcome.verdict(asked);
+            assert_eq!(verdict.code, code, "{asked:?} {outcome:?}");
+            assert_eq!(verdict.explanation().is_some(), !verdict.met.is_empty());
+        }
+        let explained = |outcome: RunOutcome| outcome.verdict(&asked).explanation().unwrap();
+        assert_eq!(
+            explained(unreadable(outcome(true, 0))),
+            "exit code 4 for exit_nonzero_on: some_unreadable (1 unreachable); the fail_on gate \
+             tripped too"
+        );
+        assert_eq!(
+            explained(unreadable(outcome(false, 2))),
+            "exit code 3 for the run failure, which outranks exit_nonzero_on: some_unreadable \
+             (1 unreachable)"
+        );
+        assert_eq!(outcome(true, 0).exit_code(), EXIT_GATE);
+    }
 }

@@ -52,6 +52,17 @@ pub struct RmcpPeer {
 impl RmcpPeer {
     /// Starts a server on a fresh port in the background runtime.
     pub fn start(surface: Value, mode: RmcpMode) -> RmcpPeer {
+        Self::start_with(surface, mode, None)
+    }
+
+    /// Starts a server that answers only requests carrying `Authorization: Bearer <token>`;
+    /// any other request gets 401 with a Bearer challenge (`invalid_token` when a token was
+    /// sent), as an OAuth-protected resource server does.
+    pub fn start_requiring(surface: Value, mode: RmcpMode, token: &str) -> RmcpPeer {
+        Self::start_with(surface, mode, Some(format!("Bearer {token}")))
+    }
+
+    fn start_with(surface: Value, mode: RmcpMode, authorization: Option<String>) -> RmcpPeer {
         let state = Arc::new(RwLock::new(surface));
         let handler_state = state.clone();
         let config = StreamableHttpServerConfig::default()
@@ -67,7 +78,15 @@ impl RmcpPeer {
             LocalSessionManager::default().into(),
             config,
         );
-        let router = axum::Router::new().nest_service("/mcp", service);
+        let mut router = axum::Router::new().nest_service("/mcp", service);
+        if let Some(expected) = authorization {
+            router = router.layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let expected = expected.clone();
+                    async move { bearer_gate(&expected, request, next).await }
+                },
+            ));
+        }
         let addr = background::serve(router);
         RmcpPeer {
             url: Url::parse(&format!("http://{addr}/mcp")).expect("rmcp url"),
@@ -188,5 +207,34 @@ impl ServerHandler for SurfaceHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.page("prompts", request)
+    }
+}
+
+/// Lets a request through only with the expected `Authorization` value; otherwise 401 with a
+/// `WWW-Authenticate: Bearer` challenge (RFC 6750), `error="invalid_token"` for a wrong token.
+async fn bearer_gate(
+    expected: &str,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let sent = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    match sent {
+        Some(value) if value == expected => next.run(request).await,
+        Some(_) => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, r#"Bearer error="invalid_token""#)],
+        )
+            .into_response(),
+        None => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+        )
+            .into_response(),
     }
 }
