@@ -130,6 +130,10 @@ impl Installed {
                     Some(("BIN", _)) => actor::BINARY.to_string(),
                     Some(("STATE", _)) => dir.path().join("state").display().to_string(),
                     Some(("INPUT", _)) => dir.path().join("watch.json").display().to_string(),
+                    // This machine has no system log: a file outside the state folder.
+                    Some(("HEADS", _)) => {
+                        dir.path().join("heads/heads.jsonl").display().to_string()
+                    }
                     _ => return line.to_string(),
                 };
                 set += 1;
@@ -137,9 +141,10 @@ impl Installed {
             })
             .collect();
         assert_eq!(
-            set, 3,
-            "the wrapper no longer starts with BIN=, STATE=, INPUT="
+            set, 4,
+            "the wrapper no longer starts with BIN=, STATE=, INPUT=, HEADS="
         );
+        std::fs::create_dir_all(dir.path().join("heads")).unwrap();
         std::fs::write(dir.path().join("watch-mcp"), script.join("\n") + "\n").unwrap();
         Installed { dir }
     }
@@ -195,6 +200,18 @@ fn the_cron_wrapper_under_crons_path_is_silent_when_clean_and_says_why_otherwise
     let log = std::fs::read_to_string(installed.dir.path().join("state/run.log")).unwrap();
     assert_eq!(output.status.code(), Some(0), "{}\n{log}", stdout(&output));
     assert_eq!(stdout(&output), "", "a clean run mails nothing");
+    // The run's chain head went out of the state folder, and verify takes it as a witness.
+    let heads = installed.dir.path().join("heads/heads.jsonl");
+    let verified = std::process::Command::new(actor::BINARY)
+        .args(["verify", "--storage-dir"])
+        .arg(installed.dir.path().join("state/storage"))
+        .args(["--ledger", "prod-agents", "--heads"])
+        .arg(&heads)
+        .output()
+        .unwrap();
+    let verdict: Value = serde_json::from_slice(&verified.stdout).unwrap();
+    assert_eq!(verified.status.code(), Some(0), "{verdict}");
+    assert_eq!(verdict["status"], "intact", "{verdict}");
     assert!(
         output.stderr.is_empty(),
         "{}",
