@@ -120,7 +120,11 @@ pub async fn watch(
     if input.shards != 1 {
         return shard::coordinate(storage, charging, &options, input, raw).await;
     }
-    run::run_with_input(storage, charging, &options, input).await
+    // A watch that had shards first takes its entries back into its own ledger; a shard run's
+    // ledger is fenced ([`shard::fence`]).
+    let witnesses = shard::plain::gather_into_plain(storage, &options, &input).await?;
+    let storage = shard::fence::RunStorage::new(storage, &input.ledger_name, witnesses);
+    run::run_with_input(&storage, charging, &options, input).await
 }
 
 async fn finish(storage: &impl Storage, charging: &Charging, options: RunOptions) -> i32 {

@@ -13,9 +13,11 @@
 //! a server that changes shard keeps its ledger entry and history. The shards' maximum charges are equal shares of what the
 //! coordinator has left, so together they never exceed its own maximum.
 
+pub mod fence;
 pub mod local;
 pub mod moves;
 pub mod placement;
+pub mod plain;
 pub mod plan;
 pub mod remote;
 pub mod round;
@@ -161,6 +163,13 @@ pub async fn coordinate(
         }
         merged.records.push(record);
     }
+    // Ledgers the move wrote that no shard of this round runs (the watch's own ledger, an
+    // earlier build's, a removed shard's): their last write is the move's, witnessed here.
+    merged.retired = moved
+        .iter()
+        .filter(|(name, _)| !jobs.iter().any(|job| &job.ledger_name == *name))
+        .map(|(name, anchor)| plain::retired_item(&input.ledger_name, name, anchor))
+        .collect();
     let started_at = if !previous.is_complete() && previous.of == of {
         previous.started_at
     } else {
@@ -266,6 +275,8 @@ struct Merged {
     pending: Vec<Item>,
     shard_charges: Vec<Value>,
     records: Vec<ShardRecord>,
+    /// `shards[]` items of ledgers the watch no longer runs, whose last write was a move.
+    retired: Vec<ShardOutcome>,
 }
 
 impl Merged {
@@ -285,6 +296,7 @@ impl Merged {
             pending: Vec::new(),
             shard_charges: Vec::new(),
             records: Vec::new(),
+            retired: Vec::new(),
         }
     }
 
@@ -416,7 +428,14 @@ async fn write_merged(
     summary.registry_error = fleet.registry_error.clone();
     summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = merge_charges(charging.summary(), &merged.shard_charges);
-    summary.shards = Some(merged.records.iter().map(|r| r.outcome.clone()).collect());
+    summary.shards = Some(
+        merged
+            .records
+            .iter()
+            .map(|r| r.outcome.clone())
+            .chain(merged.retired.iter().cloned())
+            .collect(),
+    );
     summary.shards_failed = Some(failed);
     summary.shards_chosen = shards_chosen;
     summary.observed_at = Utc::now();

@@ -26,6 +26,12 @@ pub const GATE_TRIPPED: &str = "gate_tripped";
 pub const REUSED: &str = "reused";
 /// A shard's outcome status: no server is assigned to it, so it did not run.
 pub const EMPTY: &str = "empty";
+/// A `shards[]` item's status (never in the round record): a ledger the watch does not run now
+/// (a shard removed, the watch's own ledger `<ledger_name>` of a sharded watch, an earlier
+/// build's shard ledger, or every shard ledger after `shards` went back to 1) whose last write
+/// was a move of entries out of it; the item carries that write's chain fields, so a
+/// coordinator row witnesses it.
+pub const RETIRED: &str = "retired";
 /// A shard's outcome status: its run failed.
 pub const FAILED: &str = "failed";
 
