@@ -22,6 +22,7 @@ pub use heads::parse_heads;
 use runs::RunsRead;
 
 pub mod heads;
+pub mod moves;
 pub mod runs;
 
 /// What the operator asked `verify` for.
@@ -211,6 +212,7 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<bool, CliErro
         HeadsFrom::Nothing => (Vec::new(), None),
     };
     let mut verdict = verify(&args.ledger, &index, &witnesses, args.public_key.as_deref());
+    moves::cross_check(&storage, &args.ledger, &index, &mut verdict).await;
     if let Some(read) = read {
         verdict.heads_source = "runs";
         verdict.note = read.note().or_else(|| {
