@@ -15,8 +15,10 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::time::Duration;
 
 use actor::{Rows, RunDir};
+use mcp_surface_ledger::shard::moves::CRASH_AT_ENV;
 use mcp_surface_ledger::shard::placement::{place, server_id};
 use serde_json::{Value, json};
 use support::rmcp_peer::{RmcpMode, RmcpPeer};
@@ -34,7 +36,12 @@ fn tools(i: usize, extra: usize) -> Vec<Value> {
 
 fn peers(count: usize) -> Vec<RmcpPeer> {
     (0..count)
-        .map(|i| RmcpPeer::start(surface(&format!("peer-{i}"), "1.0.0", tools(i, 0)), RmcpMode::default()))
+        .map(|i| {
+            RmcpPeer::start(
+                surface(&format!("peer-{i}"), "1.0.0", tools(i, 0)),
+                RmcpMode::default(),
+            )
+        })
         .collect()
 }
 
@@ -95,7 +102,10 @@ fn assert_chains_intact(root: &Path, when: &str) {
             Ok(()),
             "{when}: {name}"
         );
-        assert_ne!(index["chain"]["genesis"]["kind"], "rebased", "{when}: {name}");
+        assert_ne!(
+            index["chain"]["genesis"]["kind"], "rebased",
+            "{when}: {name}"
+        );
         assert_eq!(
             mcp_surface_ledger::cli::verify::moves::check_moves(name, index, |source| indexes
                 .get(source)
@@ -123,14 +133,20 @@ fn ledger_for(urls: &[String], url: &str, shards: usize) -> String {
     }
     let entries: Vec<Value> = urls.iter().map(|u| json!(u)).collect();
     let placement = place(&entries, shards);
-    format!("{LEDGER}-shard-{}", placement.shards[&server_id(&json!(url))])
+    format!(
+        "{LEDGER}-shard-{}",
+        placement.shards[&server_id(&json!(url))]
+    )
 }
 
 /// Notes the (ledger, head) pairs a summary row witnesses.
 fn witness(witnessed: &mut BTreeSet<(String, String)>, summary: &Value) {
     let items = summary["shards"].as_array().cloned().unwrap_or_default();
     for item in items.iter().chain([summary]) {
-        if let (Some(name), Some(head)) = (item["ledger_name"].as_str(), item["ledger_chain_head"].as_str()) {
+        if let (Some(name), Some(head)) = (
+            item["ledger_name"].as_str(),
+            item["ledger_chain_head"].as_str(),
+        ) {
             witnessed.insert((name.to_string(), head.to_string()));
         }
     }
@@ -157,7 +173,9 @@ async fn one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history() 
             0 => format!("{LEDGER}-shard-1"),
             n => ledger_for(&urls, url, n),
         };
-        let moving: Vec<usize> = (0..urls.len()).filter(|i| at[&urls[*i]] != next(&urls[*i])).collect();
+        let moving: Vec<usize> = (0..urls.len())
+            .filter(|i| at[&urls[*i]] != next(&urls[*i]))
+            .collect();
         assert!(!moving.is_empty(), "{when}: a server moves");
         let i = moving[step % moving.len()];
         let extra = changed.get(&urls[i]).copied().unwrap_or(0) + 1;
@@ -168,7 +186,10 @@ async fn one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history() 
         assert_eq!(outcome.failed_shards, 0, "{when}");
         let rows = Rows::of(&dir);
         assert_eq!(rows.servers.len(), 8, "{when}");
-        assert_eq!(rows.summary["baselines_created"], 0, "{when}: nobody is created again");
+        assert_eq!(
+            rows.summary["baselines_created"], 0,
+            "{when}: nobody is created again"
+        );
         assert!(
             rows.servers.iter().all(|r| r["ledger_status"] != "created"),
             "{when}"
@@ -186,7 +207,10 @@ async fn one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history() 
         // Every change recorded so far is still in its server's history, wherever it is.
         for (url, count) in &changed {
             let history = history_of(dir.root(), url);
-            let added = history.iter().filter(|h| h["change_class"] == "tool_added").count();
+            let added = history
+                .iter()
+                .filter(|h| h["change_class"] == "tool_added")
+                .count();
             assert_eq!(added, *count, "{when}: {url} {history:?}");
         }
         assert_chains_intact(dir.root(), &when);
@@ -195,7 +219,295 @@ async fn one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history() 
         witness(&mut witnessed, &rows.summary);
         for (name, index) in watch_indexes(dir.root()) {
             let head = index["chain"]["head"].as_str().unwrap().to_string();
-            assert!(witnessed.contains(&(name.clone(), head)), "{when}: the last write of {name} is not witnessed");
+            assert!(
+                witnessed.contains(&(name.clone(), head)),
+                "{when}: the last write of {name} is not witnessed"
+            );
         }
     }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The move from one run to 3 shards writes: the intent, shards 1, 2 and 3, the watch's own
+/// ledger, the round. Killed after each, the next run (with 3 shards, or back to 1) leaves
+/// every server in exactly one entry, with its history, and creates no baseline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_from_one_run_to_three_shards_killed_at_any_write_is_finished_by_the_next_run() {
+    let peers = peers(8);
+    let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+    let before = RunDir::new();
+    before.run_ok(&input(&urls, 1), None).await;
+    peers[0].set_surface(surface("peer-0", "1.0.0", tools(0, 1)));
+    before.run_ok(&input(&urls, 1), None).await;
+    assert_eq!(history_of(before.root(), &urls[0]).len(), 1);
+    let shards_used: BTreeSet<String> = urls.iter().map(|u| ledger_for(&urls, u, 3)).collect();
+    assert_eq!(shards_used.len(), 3, "every shard takes servers");
+
+    for crash_at in 1..=6 {
+        let when = format!("killed after write {crash_at}");
+        let dir = RunDir::new();
+        copy_dir(before.root(), dir.root());
+        let mut command = dir.command(&input(&urls, 3), &["--allow-private-targets"]);
+        command.env(CRASH_AT_ENV, crash_at.to_string());
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        assert!(!output.status.success(), "{when}: not killed");
+        // Nothing lost (an entry may be in two ledgers until the move is finished).
+        let held = holders(dir.root());
+        assert!(
+            urls.iter().all(|u| held.contains_key(u)),
+            "{when}: lost {held:?}"
+        );
+
+        // Finished by the next run: with 3 shards, or (every other time) back to one run.
+        let shards = if crash_at % 2 == 0 { 1 } else { 3 };
+        let outcome = dir.run_ok(&input(&urls, shards), None).await;
+        assert_eq!(outcome.failed_shards, 0, "{when}");
+        let rows = Rows::of(&dir);
+        assert_eq!(rows.summary["baselines_created"], 0, "{when}");
+        assert_eq!(rows.summary["servers_compared"], 8, "{when}");
+        assert!(rows.changes.is_empty(), "{when}: {:?}", rows.changes);
+        let at = assert_each_held_once(dir.root(), &urls, &when);
+        for url in &urls {
+            assert_eq!(at[url], ledger_for(&urls, url, shards), "{when}");
+        }
+        assert_eq!(history_of(dir.root(), &urls[0]).len(), 1, "{when}");
+        assert_chains_intact(dir.root(), &when);
+    }
+}
+
+/// A watch of an earlier build: shard ledgers `fleet-shard-<k>-of-3` and a round record without
+/// a placement. The first run of this build moves their entries (history included) into
+/// `fleet-shard-<k>`: nobody is created again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_earlier_builds_of_n_shard_ledgers_are_taken_over_once() {
+    let peers = peers(6);
+    let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+    let dir = RunDir::new();
+    let old_shard = |url: &String| format!("{}-of-3", ledger_for(&urls, url, 3));
+    let mut by_ledger: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for url in &urls {
+        by_ledger
+            .entry(old_shard(url))
+            .or_default()
+            .push(url.clone());
+    }
+    // The earlier build ran each shard as a run of its own ledger; one server changed once.
+    for round in 0..2 {
+        if round == 1 {
+            peers[0].set_surface(surface("peer-0", "1.0.0", tools(0, 1)));
+        }
+        for (ledger, servers) in &by_ledger {
+            dir.run_ok(&json!({"servers": servers, "ledger_name": ledger}), None)
+                .await;
+        }
+    }
+    let store = dir.root().join("key_value_stores/mcp-tool-surface-ledger");
+    std::fs::write(
+        store.join("shards.fleet.json"),
+        json!({"format": 1, "of": 3, "started_at": "2026-06-01T00:00:00Z", "shards": []})
+            .to_string(),
+    )
+    .unwrap();
+    assert_eq!(history_of(dir.root(), &urls[0]).len(), 1);
+
+    for run in 0..2 {
+        let when = format!("run {run}");
+        let outcome = dir.run_ok(&input(&urls, 3), None).await;
+        assert_eq!(outcome.failed_shards, 0);
+        let rows = Rows::of(&dir);
+        assert_eq!(rows.summary["baselines_created"], 0, "{when}");
+        assert_eq!(rows.summary["servers_compared"], 6, "{when}");
+        assert!(rows.changes.is_empty(), "{when}");
+        let at = assert_each_held_once(dir.root(), &urls, &when);
+        for url in &urls {
+            assert_eq!(at[url], ledger_for(&urls, url, 3), "{when}");
+        }
+        assert_eq!(history_of(dir.root(), &urls[0]).len(), 1, "{when}");
+        assert_chains_intact(dir.root(), &when);
+    }
+    for ledger in by_ledger.keys() {
+        let index = dir.ledger(ledger);
+        assert!(
+            index["servers"].as_object().unwrap().is_empty(),
+            "{ledger} emptied"
+        );
+    }
+}
+
+fn segment(url: &str) -> String {
+    url::form_urlencoded::byte_serialize(url.as_bytes()).collect()
+}
+
+/// `serve` finds a server whose entry sits in a shard other than the one its URL ranks first
+/// (placed in its next choice), on every route that names a server and in the MCP tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_finds_a_server_placed_off_its_preferred_shard_on_every_route() {
+    use mcp_surface_ledger::platform::LocalStorage;
+    use mcp_surface_ledger::serve::{self, backend::Backend, hosts::HostPolicy};
+    use mcp_surface_ledger::shard::{moves, plan::shard_of, round::Round};
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let peers = peers(6);
+    let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+    let dir = RunDir::new();
+    dir.run_ok(&input(&urls, 3), None).await;
+    peers[0].set_surface(surface("peer-0", "1.0.0", tools(0, 1)));
+    dir.run_ok(&input(&urls, 3), None).await;
+    let url = urls[0].clone();
+    let preferred = shard_of(&json!(url), 3);
+    let elsewhere = if preferred == 1 { 2 } else { 1 };
+    // Where a full shard would have put it: its entry moves there like any move.
+    let storage = LocalStorage::open(dir.root()).unwrap();
+    let round = Round::load(&storage, LEDGER).await.unwrap();
+    let mut target = round.placement.clone();
+    target.shards.insert(server_id(&json!(url)), elsewhere);
+    moves::settle(&storage, LEDGER, round, target, None)
+        .await
+        .unwrap();
+    let held = holders(dir.root());
+    assert_eq!(held[&url], [format!("{LEDGER}-shard-{elsewhere}")]);
+
+    let app = serve::app(
+        Backend::Local(LocalStorage::open_existing(dir.root())),
+        HostPolicy::local(),
+    );
+    let addr = support::background::serve(app);
+    let base = format!("http://{addr}");
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let get = |path: String| {
+        let client = client.clone();
+        let base = base.clone();
+        async move {
+            let response = client.get(format!("{base}{path}")).send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let server = segment(&url);
+    let (status, body) = get(format!("/ledgers/{LEDGER}/servers/{server}/changes")).await;
+    assert_eq!(status, 200, "{body}");
+    let changes: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(changes["changes_total"], 1);
+    assert_eq!(
+        changes["ledger_name"],
+        format!("{LEDGER}-shard-{elsewhere}")
+    );
+    let (status, body) = get(format!("/ledgers/{LEDGER}/servers/{server}/surface")).await;
+    assert_eq!(status, 200, "{body}");
+    let stored: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(stored["tools_total"], 2);
+    let (status, body) = get(format!("/ledgers/{LEDGER}/servers")).await;
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed["servers_total"], 6);
+    let (status, body) = get(format!("/server?ledger={LEDGER}&url={server}")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("added_0_0"),
+        "the server page shows its change"
+    );
+    for path in [
+        format!("/changes?ledger={LEDGER}"),
+        format!("/changes.atom?ledger={LEDGER}"),
+    ] {
+        let (status, body) = get(path.clone()).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        assert!(body.contains("added_0_0"), "{path}");
+    }
+
+    let transport = StreamableHttpClientTransport::from_uri(format!("{base}/mcp"));
+    let mcp = ().serve(transport).await.expect("connect with rmcp");
+    for name in ["get_changes", "get_surface"] {
+        let arguments = json!({"ledger_name": LEDGER, "server_url": url});
+        let params =
+            CallToolRequestParams::new(name).with_arguments(arguments.as_object().unwrap().clone());
+        let result = mcp.call_tool(params).await.expect("tools/call");
+        assert_ne!(result.is_error, Some(true), "{name}: {result:?}");
+        let structured = result.structured_content.unwrap();
+        assert_eq!(
+            structured["ledger_name"],
+            format!("{LEDGER}-shard-{elsewhere}"),
+            "{name}"
+        );
+    }
+    let _ = mcp.cancel().await;
+}
+
+/// A shard run left over from a killed coordinator (here: a run of `fleet-shard-3` as the
+/// platform starts it) whose ledger a newer coordinator moves entries out of while it reads its
+/// servers cannot write its ledger: the move stands, every server is in one entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_shard_run_cannot_undo_a_newer_coordinators_move() {
+    use counting_mcp::CountingMcp;
+
+    let mcp = CountingMcp::start("127.0.0.1").await;
+    let placed = |path: &String| ledger_for(&[mcp.url(path)], &mcp.url(path), 3);
+    let third: Vec<String> = (0..)
+        .map(|i| format!("/s{i}"))
+        .filter(|p| placed(p) == format!("{LEDGER}-shard-3"))
+        .take(2)
+        .collect();
+    let others: Vec<String> = (0..)
+        .map(|i| format!("/o{i}"))
+        .filter(|p| placed(p) != format!("{LEDGER}-shard-3"))
+        .take(2)
+        .collect();
+    for (i, path) in third.iter().chain(&others).enumerate() {
+        let tools = vec![counting_mcp::tool(&format!("tool_{i}"), "Reads a thing")];
+        mcp.serve(path, counting_mcp::surface(&format!("s{i}"), "1", tools));
+    }
+    let urls: Vec<String> = third.iter().chain(&others).map(|p| mcp.url(p)).collect();
+    let dir = RunDir::new();
+    dir.run_ok(&input(&urls, 3), None).await;
+    let stale_servers: Vec<String> = third.iter().map(|p| mcp.url(p)).collect();
+    assert_eq!(
+        holders(dir.root())[&stale_servers[0]],
+        [format!("{LEDGER}-shard-3")]
+    );
+
+    // The stale run reads its ledger, then waits on a slow server; meanwhile the newer
+    // coordinator (2 shards) moves shard 3's entries out.
+    let slow = vec![counting_mcp::tool("tool_0", "Reads a thing")];
+    mcp.serve_after(
+        &third[0],
+        counting_mcp::surface("s0", "1", slow),
+        Duration::from_secs(3),
+    );
+    let stale_dir = RunDir::new();
+    let stores = stale_dir.root().join("key_value_stores");
+    std::fs::create_dir_all(&stores).unwrap();
+    std::os::unix::fs::symlink(
+        dir.root().join("key_value_stores/mcp-tool-surface-ledger"),
+        stores.join("mcp-tool-surface-ledger"),
+    )
+    .unwrap();
+    let stale_input = json!({"servers": stale_servers, "ledger_name": format!("{LEDGER}-shard-3")});
+    let (stale, newer) = tokio::join!(stale_dir.run(&stale_input, None), async {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        dir.run(&input(&urls, 2), None).await
+    });
+    let newer = newer.expect("the newer coordinator finishes");
+    assert_eq!(newer.failed_shards, 0);
+    let error = stale.expect_err("the stale run is fenced").to_string();
+    assert!(error.contains("not written"), "{error}");
+    let at = assert_each_held_once(dir.root(), &urls, "after the stale run");
+    for url in &urls {
+        assert_eq!(at[url], ledger_for(&urls, url, 2), "{url}");
+    }
+    assert_chains_intact(dir.root(), "after the stale run");
 }

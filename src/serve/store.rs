@@ -16,13 +16,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::ServeError;
+use crate::input::MAX_SHARDS;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
 use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger, MAX_HISTORY};
 use crate::platform::{Storage, Store};
 use crate::report::{ToolSummaries, mark_repeated_keys, summarize_tools};
 use crate::risk::Risk;
-use crate::input::MAX_SHARDS;
 use crate::shard::plan::{PLAIN, legacy_location, location_ledger_name, shard_of};
 use crate::shard::round::Round;
 use crate::surface::Surface;

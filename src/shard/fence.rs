@@ -56,7 +56,8 @@ impl<'a, S: Storage> RunStorage<'a, S> {
     /// The storage of a run of `ledger_name`: fenced when it is a shard ledger; its summary row
     /// gets `witnesses` as `shards[]` items (none: unchanged).
     pub fn new(inner: &'a S, ledger_name: &str, witnesses: Vec<ShardOutcome>) -> Self {
-        let fence = is_shard_ledger(ledger_name).then(|| (ledger_name.to_string(), Mutex::new(None)));
+        let fence =
+            is_shard_ledger(ledger_name).then(|| (ledger_name.to_string(), Mutex::new(None)));
         RunStorage {
             inner,
             fence,
@@ -72,7 +73,11 @@ impl<'a, S: Storage> RunStorage<'a, S> {
     }
 
     /// Refuses a write of the fenced ledger when the stored record is no longer the one read.
-    async fn check_fence(&self, key: &str, seen: &Mutex<Option<Option<String>>>) -> Result<(), StorageError> {
+    async fn check_fence(
+        &self,
+        key: &str,
+        seen: &Mutex<Option<Option<String>>>,
+    ) -> Result<(), StorageError> {
         let expected = seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -100,7 +105,9 @@ impl<'a, S: Storage> RunStorage<'a, S> {
     }
 
     fn note(&self, seen: &Mutex<Option<Option<String>>>, record: Option<&Record>) {
-        *seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(digest(record));
+        *seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(digest(record));
     }
 
     /// The summary row (or OUTPUT) with the witnesses added to its `shards[]`.
@@ -132,7 +139,9 @@ impl<S: Storage> Storage for RunStorage<'_, S> {
     async fn get_record(&self, store: Store, key: &str) -> Result<Option<Record>, StorageError> {
         let record = self.inner.get_record(store, key).await?;
         if let Some(seen) = self.fenced_key(store, key) {
-            let mut first = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut first = seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if first.is_none() {
                 *first = Some(digest(record.as_ref()));
             }
@@ -140,7 +149,12 @@ impl<S: Storage> Storage for RunStorage<'_, S> {
         Ok(record)
     }
 
-    async fn put_record(&self, store: Store, key: &str, record: Record) -> Result<(), StorageError> {
+    async fn put_record(
+        &self,
+        store: Store,
+        key: &str,
+        record: Record,
+    ) -> Result<(), StorageError> {
         if let Some(seen) = self.fenced_key(store, key) {
             self.check_fence(key, seen).await?;
             let written = Record {

@@ -41,7 +41,11 @@ pub async fn gather_into_plain(
     let fleet = run::gather_fleet(storage, &client, input).await;
     let target = Placement {
         of: 1,
-        shards: fleet.entries.iter().map(|e| (server_id(e), PLAIN)).collect(),
+        shards: fleet
+            .entries
+            .iter()
+            .map(|e| (server_id(e), PLAIN))
+            .collect(),
     };
     tracing::info!(
         servers = target.shards.len(),

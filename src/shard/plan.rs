@@ -204,14 +204,31 @@ mod tests {
 
     #[test]
     fn locations_name_the_watchs_ledgers_and_back() {
-        for location in [PLAIN, 1, 7, 20, legacy_location(2, 3), legacy_location(20, 20)] {
+        for location in [
+            PLAIN,
+            1,
+            7,
+            20,
+            legacy_location(2, 3),
+            legacy_location(20, 20),
+        ] {
             let name = location_ledger_name("w", location);
             assert_eq!(location_of_ledger("w", &name), Some(location), "{name}");
         }
         assert_eq!(location_ledger_name("w", PLAIN), "w");
         assert_eq!(location_ledger_name("w", 3), "w-shard-3");
-        assert_eq!(location_ledger_name("w", legacy_location(2, 3)), "w-shard-2-of-3");
-        for other in ["w-shard-", "w-shard-x", "w-shard-4-of-3", "wx", "w-shard-1-of-", "v-shard-1"] {
+        assert_eq!(
+            location_ledger_name("w", legacy_location(2, 3)),
+            "w-shard-2-of-3"
+        );
+        for other in [
+            "w-shard-",
+            "w-shard-x",
+            "w-shard-4-of-3",
+            "wx",
+            "w-shard-1-of-",
+            "v-shard-1",
+        ] {
             assert_eq!(location_of_ledger("w", other), None, "{other}");
         }
     }

@@ -50,22 +50,26 @@ pub fn check_moves(
         };
         let moves = entry["moves"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let moved_out = position.checked_sub(1).and_then(|p| moves.get(p));
-        let Some(moved_out) = moved_out.filter(|m| {
-            m["event"] == "moved_out" && m["ledger"].as_str() == Some(ledger_name)
-        }) else {
+        let Some(moved_out) = moved_out
+            .filter(|m| m["event"] == "moved_out" && m["ledger"].as_str() == Some(ledger_name))
+        else {
             return Err(problem(format!(
                 "the moved_in item is not preceded by a moved_out item naming {ledger_name:?}"
             )));
         };
         let Some(from) = moved_in["ledger"].as_str() else {
-            return Err(problem("the moved_in item names no source ledger".to_string()));
+            return Err(problem(
+                "the moved_in item names no source ledger".to_string(),
+            ));
         };
         let Some(source_index) = source(from) else {
             return Err(problem(format!(
                 "the source ledger {from:?} it moved in from is not in the store"
             )));
         };
-        let kept = source_index.pointer("/chain/moved_out").and_then(|m| m.get(key));
+        let kept = source_index
+            .pointer("/chain/moved_out")
+            .and_then(|m| m.get(key));
         if kept == Some(moved_out) {
             continue;
         }
@@ -114,7 +118,9 @@ pub async fn cross_check(
         };
         sources.insert(name, value);
     }
-    let checked = check_moves(ledger_name, index, |name| sources.get(name).cloned().flatten());
+    let checked = check_moves(ledger_name, index, |name| {
+        sources.get(name).cloned().flatten()
+    });
     if let Err(found) = checked {
         verdict.intact = false;
         verdict.found = Some(found);
@@ -163,17 +169,25 @@ mod tests {
 
     #[test]
     fn a_move_checks_against_the_moved_out_item_its_source_keeps() {
-        let source_after = json!({"servers": {}, "chain": {"moved_out": {"https://a/mcp": out("w-shard-2", 4)}}});
+        let source_after =
+            json!({"servers": {}, "chain": {"moved_out": {"https://a/mcp": out("w-shard-2", 4)}}});
         let lookup = |ledger: &Value| {
             let ledger = ledger.clone();
             move |name: &str| (name == "w-shard-1").then(|| ledger.clone())
         };
-        assert_eq!(sources_named(&destination()), BTreeSet::from(["w-shard-1".to_string()]));
-        assert_eq!(check_moves("w-shard-2", &destination(), lookup(&source_after)), Ok(()));
+        assert_eq!(
+            sources_named(&destination()),
+            BTreeSet::from(["w-shard-1".to_string()])
+        );
+        assert_eq!(
+            check_moves("w-shard-2", &destination(), lookup(&source_after)),
+            Ok(())
+        );
 
         // (the source as found, what the break says)
         let older = json!({"servers": {"https://a/mcp": {}}, "chain": {}});
-        let other = json!({"servers": {}, "chain": {"moved_out": {"https://a/mcp": out("w-shard-3", 4)}}});
+        let other =
+            json!({"servers": {}, "chain": {"moved_out": {"https://a/mcp": out("w-shard-3", 4)}}});
         let none = json!({"servers": {}, "chain": {}});
         for (source, says) in [
             (older, "still holds this entry"),
@@ -200,7 +214,11 @@ mod tests {
             out("w-shard-2", 5), moved_in("w-shard-1", 6),
         ]});
         let index = json!({"servers": {"https://a/mcp": entry}});
-        let source = json!({"servers": {}, "chain": {"moved_out": {"https://a/mcp": out("w-shard-2", 5)}}});
-        assert_eq!(check_moves("w-shard-2", &index, |_| Some(source.clone())), Ok(()));
+        let source =
+            json!({"servers": {}, "chain": {"moved_out": {"https://a/mcp": out("w-shard-2", 5)}}});
+        assert_eq!(
+            check_moves("w-shard-2", &index, |_| Some(source.clone())),
+            Ok(())
+        );
     }
 }
