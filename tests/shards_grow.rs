@@ -511,3 +511,66 @@ async fn a_stale_shard_run_cannot_undo_a_newer_coordinators_move() {
     }
     assert_chains_intact(dir.root(), "after the stale run");
 }
+
+/// A run that resumes an interrupted round reuses the shards that succeeded: their changes are
+/// still in its REPORT and REPORT.sarif.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_round_reports_the_changes_of_the_shards_it_reuses() {
+    let peers = peers(6);
+    let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+    let with_sarif = |shards: usize| {
+        let mut input = input(&urls, shards);
+        input["report_sarif"] = json!(true);
+        input
+    };
+    let dir = RunDir::new();
+    dir.run_ok(&with_sarif(3), None).await;
+    let changed = ledger_for(&urls, &urls[0], 3);
+    let broken = urls
+        .iter()
+        .map(|u| ledger_for(&urls, u, 3))
+        .find(|l| *l != changed)
+        .expect("another shard with servers");
+    peers[0].set_surface(surface("peer-0", "1.0.0", tools(0, 1)));
+    let intact = dir.ledger_bytes(&broken).unwrap();
+    std::fs::write(dir.ledger_path(&broken), b"{ not a ledger").unwrap();
+    let outcome = dir.run_ok(&with_sarif(3), None).await;
+    assert_eq!(outcome.failed_shards, 1);
+    assert_eq!(Rows::of(&dir).changes.len(), 1, "the change is found");
+
+    std::fs::write(dir.ledger_path(&broken), &intact).unwrap();
+    let outcome = dir.run_ok(&with_sarif(3), None).await;
+    assert_eq!(outcome.failed_shards, 0);
+    let rows = Rows::of(&dir);
+    let reused = rows.summary["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["ledger_name"] == changed.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(reused["status"], "reused", "{reused}");
+    assert!(rows.changes.is_empty(), "its rows are not written again");
+    let defaults = dir.root().join("key_value_stores/default");
+    let sarif = std::fs::read_to_string(defaults.join("REPORT.sarif.json")).unwrap();
+    assert!(
+        sarif.contains("added_0_0"),
+        "REPORT.sarif has the reused shard's change"
+    );
+    let report = std::fs::read_to_string(defaults.join("REPORT.html")).unwrap();
+    assert!(
+        report.contains("added_0_0"),
+        "REPORT has the reused shard's change"
+    );
+
+    // The round is complete now: the record no longer keeps change rows.
+    let record = dir.ledger(&format!("shards.{LEDGER}"));
+    assert!(
+        record["shards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.get("changes").is_none()),
+        "{record}"
+    );
+}

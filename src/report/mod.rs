@@ -339,8 +339,13 @@ pub struct SummaryRow {
     pub servers_checked: usize,
     /// Servers with at least one change row.
     pub servers_changed: usize,
-    /// Servers that could not be read (excluding auth verdicts and blocked entries).
+    /// Servers that could not be read (excluding auth verdicts, blocked entries and servers
+    /// whose stored baseline was unreadable).
     pub servers_unreachable: usize,
+    /// Servers read whose stored baseline (the surface record their entry names) could not be
+    /// read (`BASELINE_UNREADABLE`): the entry is kept as it was; not counted as unreachable.
+    #[serde(default)]
+    pub servers_baseline_unreadable: usize,
     /// Servers that demanded authentication.
     pub servers_requiring_auth: usize,
     /// Servers that listed tools anonymously.
@@ -506,8 +511,12 @@ impl SummaryRow {
                                 | ReasonCode::BlockedTarget
                                 | ReasonCode::TemplatedUrl
                                 | ReasonCode::BudgetExhausted
+                                | ReasonCode::BaselineUnreadable
                         )
                     )
+            }),
+            servers_baseline_unreadable: count(&|r| {
+                r.reason_code == Some(ReasonCode::BaselineUnreadable)
             }),
             servers_requiring_auth: count(&|r| r.auth_required == Some(true)),
             servers_allowing_anonymous_listing: anonymous,
@@ -554,6 +563,7 @@ impl SummaryRow {
         self.servers_checked += other.servers_checked;
         self.servers_changed += other.servers_changed;
         self.servers_unreachable += other.servers_unreachable;
+        self.servers_baseline_unreadable += other.servers_baseline_unreadable;
         self.servers_requiring_auth += other.servers_requiring_auth;
         self.servers_allowing_anonymous_listing += other.servers_allowing_anonymous_listing;
         self.baselines_created += other.baselines_created;

@@ -175,7 +175,8 @@ pub async fn coordinate(
     } else {
         Utc::now()
     };
-    let round = Round::new(of, started_at, merged.records.clone(), previous.placement);
+    let mut round = Round::new(of, started_at, merged.records.clone(), previous.placement);
+    round.forget_changes_when_complete();
     let chosen = (input.shards == AUTO_SHARDS).then_some(of);
     let summary = write_merged(storage, charging, &input, &fleet, chosen, merged).await?;
     round.save(storage, &input.ledger_name).await?;
@@ -303,6 +304,7 @@ impl Merged {
     /// Takes in the rows of a shard that ran now.
     fn add_run(&mut self, job: &ShardJob, run: ShardRun) -> ShardRecord {
         let mut outcome = outcome_for(job, run.run_id, run.dataset_id);
+        let first_change = self.changes.len();
         let summary = match run.end {
             ShardEnd::Succeeded { gate_tripped } => match self.take_rows(run.rows) {
                 Ok(summary) => {
@@ -336,10 +338,12 @@ impl Merged {
             );
             self.summary.servers_requested += job.entries.len();
         }
+        let changes = kept_changes(job, &self.changes[first_change..]);
         ShardRecord {
             entries_digest: job.entries_digest(),
             outcome,
             summary,
+            changes,
         }
     }
 
@@ -355,6 +359,7 @@ impl Merged {
                 entries_digest: job.entries_digest(),
                 outcome,
                 summary: None,
+                changes: Vec::new(),
             };
         };
         let mut record = earlier.clone();
@@ -362,6 +367,8 @@ impl Merged {
         if let Some(summary) = &record.summary {
             self.summary.absorb(summary);
         }
+        // Its changes go into the merged REPORT and REPORT.sarif again (its rows do not).
+        self.changes.extend(record.changes.iter().cloned());
         record
     }
 
@@ -388,6 +395,24 @@ fn empty_record(job: &ShardJob) -> ShardRecord {
         entries_digest: job.entries_digest(),
         outcome,
         summary: Some(SummaryRow::tally(&[], &[])),
+        changes: Vec::new(),
+    }
+}
+
+/// The change rows of a shard's run the round record keeps: all of them when they take at most
+/// its share of [`round::KEPT_CHANGES_BYTES`], else none (the shard's dataset still has them).
+fn kept_changes(job: &ShardJob, changes: &[ChangeRow]) -> Vec<ChangeRow> {
+    let share = round::KEPT_CHANGES_BYTES / job.of.max(1);
+    let size = serde_json::to_vec(changes).map_or(usize::MAX, |bytes| bytes.len());
+    if size <= share {
+        changes.to_vec()
+    } else {
+        tracing::warn!(
+            shard = job.ledger_name,
+            bytes = size,
+            "the shard's change rows are too large to keep for a resumed round's REPORT"
+        );
+        Vec::new()
     }
 }
 
