@@ -574,3 +574,91 @@ async fn a_resumed_round_reports_the_changes_of_the_shards_it_reuses() {
         "{record}"
     );
 }
+
+/// Runs `verify` on ledger `ledger` of `dir`, with the summary rows `heads` as witnesses when
+/// given; returns the exit code and the verdict.
+fn verify(dir: &RunDir, ledger: &str, heads: Option<&[Value]>) -> (Option<i32>, Value) {
+    let mut command = std::process::Command::new(actor::BINARY);
+    command
+        .args(["verify", "--storage-dir"])
+        .arg(dir.root())
+        .args(["--ledger", ledger])
+        .env_remove("APIFY_IS_AT_HOME")
+        .env_remove("APIFY_TOKEN");
+    let file = dir.root().join(format!("heads-{ledger}.json"));
+    if let Some(rows) = heads {
+        std::fs::write(&file, serde_json::to_vec(rows).unwrap()).unwrap();
+        command.arg("--heads").arg(&file);
+    }
+    let output = command.output().unwrap();
+    let verdict = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    (output.status.code(), verdict)
+}
+
+/// 3 → 2 shards removes shard 3: its last write (every entry moved out) is witnessed by the
+/// coordinator's row, and the ledgers its entries moved into are checked against it. Putting
+/// back shard 3's older ledger (which still holds those entries) is found both ways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_older_ledger_of_a_removed_shard_is_a_break() {
+    let peers = peers(8);
+    let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+    let dir = RunDir::new();
+    dir.run_ok(&input(&urls, 3), None).await;
+    let mut summaries = vec![Rows::of(&dir).summary];
+    let removed = format!("{LEDGER}-shard-3");
+    let older = dir.ledger_bytes(&removed).expect("shard 3 holds servers");
+    let moved: Vec<&String> = urls
+        .iter()
+        .filter(|u| ledger_for(&urls, u, 3) == removed)
+        .collect();
+    dir.run_ok(&input(&urls, 2), None).await;
+    summaries.push(Rows::of(&dir).summary);
+    let retired = summaries[1]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["ledger_name"] == removed.as_str())
+        .expect("an item for the removed shard")
+        .clone();
+    assert_eq!(retired["status"], "retired", "{retired}");
+    assert_eq!(
+        retired["ledger_chain_head"],
+        dir.ledger(&removed)["chain"]["head"]
+    );
+    let destination = ledger_for(&urls, moved[0], 2);
+
+    // As the move left them, every ledger verifies, against the coordinator rows too.
+    for ledger in [removed.as_str(), destination.as_str()] {
+        let (code, verdict) = verify(&dir, ledger, Some(&summaries));
+        assert_eq!(code, Some(0), "{ledger}: {verdict}");
+    }
+
+    std::fs::write(dir.ledger_path(&removed), &older).unwrap();
+    // The restored ledger verifies on its own, but not against the witnessed heads...
+    let (code, verdict) = verify(&dir, &removed, None);
+    assert_eq!(code, Some(0), "{verdict}");
+    let (code, verdict) = verify(&dir, &removed, Some(&summaries));
+    assert_eq!(code, Some(1), "{verdict}");
+    assert!(
+        verdict["break"]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("rolled back"),
+        "{verdict}"
+    );
+    // ...and the ledger its entries moved into finds that the source does not record the move.
+    let (code, verdict) = verify(&dir, &destination, None);
+    assert_eq!(code, Some(1), "{verdict}");
+    let found = &verdict["break"];
+    assert!(
+        found["location"].as_str().unwrap().contains("moved_in"),
+        "{verdict}"
+    );
+    assert!(
+        found["problem"]
+            .as_str()
+            .unwrap()
+            .contains("still holds this entry"),
+        "{verdict}"
+    );
+}
