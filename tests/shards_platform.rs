@@ -460,7 +460,7 @@ fn platform_one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history
                 .iter()
                 .map(|u| (u.clone(), "grow".to_string()))
                 .collect();
-            let mut changed = vec![0usize; SERVERS];
+            let mut changed = [0usize; SERVERS];
             for (step, shards) in [3usize, 2, 1, 4].into_iter().enumerate() {
                 let when = format!("step {step}: shards {shards}");
                 let moving: Vec<usize> = (0..SERVERS)

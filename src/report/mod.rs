@@ -449,7 +449,8 @@ pub struct ChainAnchor {
 /// How one shard of a sharded watch ended, as its coordinator's summary row lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardOutcome {
-    /// The shard's number, 1 to `shards`.
+    /// The shard's number, 1 to `shards` (in a `retired` item: the number of the shard ledger,
+    /// 0 for the watch's own ledger).
     pub shard: usize,
     /// The ledger the shard keeps (`<ledger_name>-shard-<k>`).
     pub ledger_name: String,
@@ -457,7 +458,8 @@ pub struct ShardOutcome {
     pub servers: usize,
     /// `succeeded`, `gate_tripped` (succeeded, and its `fail_on` gate tripped), `empty` (no
     /// server hashed to it, so it did not run), `reused` (it
-    /// succeeded in the earlier, interrupted round this run completed) or `failed`.
+    /// succeeded in the earlier, interrupted round this run completed), `failed`, or `retired`
+    /// (a ledger the watch no longer runs whose last write was a move of entries out of it).
     pub status: String,
     /// The platform run that read it (sharded watches on the Apify platform).
     pub run_id: Option<String>,

@@ -165,14 +165,15 @@ impl<S: Storage> Storage for RunStorage<'_, S> {
             self.note(seen, Some(&written));
             return Ok(());
         }
-        if store == Store::Default && key == "OUTPUT" {
-            if let Some(bytes) = self.witnessed(&record.bytes, true) {
-                let record = Record {
-                    bytes,
-                    content_type: record.content_type,
-                };
-                return self.inner.put_record(store, key, record).await;
-            }
+        if store == Store::Default
+            && key == "OUTPUT"
+            && let Some(bytes) = self.witnessed(&record.bytes, true)
+        {
+            let record = Record {
+                bytes,
+                content_type: record.content_type,
+            };
+            return self.inner.put_record(store, key, record).await;
         }
         self.inner.put_record(store, key, record).await
     }

@@ -10,7 +10,11 @@
 //!
 //! Shard `k` keeps the ledger `<ledger_name>-shard-<k>`. A server goes to the shard its URL
 //! ranks first that has room (at most 1000 servers each), so no shard run refuses its INPUT;
-//! a server that changes shard keeps its ledger entry and history. The shards' maximum charges are equal shares of what the
+//! a server that changes shard keeps its ledger entry and history. The watch's own ledger
+//! `<ledger_name>` (where a run with `shards: 1` keeps every entry) and an earlier build's
+//! `<ledger_name>-shard-<k>-of-<n>` ledgers are locations of the placement too
+//! ([`plan::location_ledger_name`]), so growing from one run to shards and back moves entries
+//! like any change of shards ([`plain`] for the way back). The shards' maximum charges are equal shares of what the
 //! coordinator has left, so together they never exceed its own maximum.
 
 pub mod fence;
@@ -497,11 +501,12 @@ async fn write_merged(
             fleet.entries.len()
         ));
     }
-    for record in &merged.records {
-        if let Some(found) = &record.outcome.chain.ledger_chain_break {
+    let outcomes = merged.records.iter().map(|r| &r.outcome);
+    for outcome in outcomes.chain(&merged.retired) {
+        if let Some(found) = &outcome.chain.ledger_chain_break {
             status.push_str(&format!(
                 "; LEDGER CHAIN BROKEN in {} ({found}): a new chain was started from the state found",
-                record.outcome.ledger_name
+                outcome.ledger_name
             ));
         }
     }

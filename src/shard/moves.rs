@@ -18,6 +18,12 @@
 //! from); step 3 removes the entry and keeps the same `moved_out` item in the source's
 //! `chain.moved_out`.
 //!
+//! The placements' locations name ledgers ([`super::plan::location_ledger_name`]): a shard's,
+//! the watch's own `<ledger_name>` ([`PLAIN`]: growing from `shards: 1` moves its entries out,
+//! going back to 1 moves them in), or an earlier build's `-of-<n>` ledger. Before the moves are
+//! worked out, the servers whose entries sit in the watch's own ledger or an `-of-<n>` ledger
+//! and which the recorded placement does not name are added to it where they sit.
+//!
 //! Killed anywhere, the next run finds `moving_to` and does steps 2–4 again. Step 2 copies an
 //! entry only into a ledger that lacks it (or holds an older one), and step 3 removes only from
 //! the source, so doing them twice changes nothing. Before step 3 begins, every moved entry is in its destination;
