@@ -85,9 +85,11 @@ enum Command {
         #[command(flatten)]
         probe: ProbeFlags,
     },
-    /// Recompute a ledger's hash chain, check it against heads witnessed by past runs' summary
-    /// rows and, with a public key, its signature; print the verdict as JSON. Exit 0 intact,
-    /// 1 broken (the first break is named: server, item, what differs), 2 bad input.
+    /// Recompute a ledger's hash chain, check its surface records, compare it with the heads
+    /// past runs' summary rows witnessed and with the key that signed them; print the verdict
+    /// as JSON. Exit 0 intact (or no witness given: the verdict says so), 1 broken (the first
+    /// break is named: server, item, what differs), 2 bad input, 3 storage failure, 4 writes
+    /// after the newest witnessed one.
     Verify {
         /// Root of the local Apify storage layout [default: $CRAWLEE_STORAGE_DIR,
         /// $APIFY_LOCAL_STORAGE_DIR or ./storage]; on the Apify platform the API is read.
@@ -100,9 +102,14 @@ enum Command {
         /// array or JSON lines), or `{"seq", "head"}` objects.
         #[arg(long, value_name = "FILE")]
         heads: Option<PathBuf>,
-        /// The Ed25519 public key (hex) that must have signed the head.
+        /// The Ed25519 public key (hex) that must have signed the head [default: the key the
+        /// witness rows name].
         #[arg(long, value_name = "KEY")]
         public_key: Option<String>,
+        /// Exit 4 when no witness outside the ledger was consulted (no heads file, not on
+        /// the platform), instead of 0 with a note.
+        #[arg(long)]
+        require_witness: bool,
     },
     /// Serve the ledger read-only over HTTP: pages for a browser (`GET /`), an Atom feed of
     /// changes (`/changes.atom`), a JSON API (`GET /ledgers`, `GET /ledgers/{name}/servers`,
@@ -283,11 +290,13 @@ fn main() -> ExitCode {
                 ledger,
                 heads,
                 public_key,
+                require_witness,
             }) => verify_command(VerifyArgs {
                 storage_dir: storage_dir.or(cli.storage_dir),
                 ledger,
                 heads,
                 public_key,
+                require_witness,
             }),
             _ if serve::is_standby_start(|name| std::env::var(name).ok()) => {
                 serve_command(ServeArgs {
@@ -361,10 +370,21 @@ fn verify_command(args: VerifyArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     match runtime.block_on(verify::run(&args, &mut stdout)) {
-        Ok(true) => exit(0),
-        Ok(false) => {
-            tracing::error!("the ledger's chain is broken: see \"break\" in the output");
-            exit(1)
+        Ok(verdict) => {
+            let code = verdict.exit_code(args.require_witness);
+            match verdict.status {
+                verify::Status::Broken => {
+                    tracing::error!("the ledger's chain is broken: see \"break\" in the output")
+                }
+                verify::Status::Unwitnessed => tracing::error!(
+                    "writes after the newest witnessed one: see \"unwitnessed\" in the output"
+                ),
+                verify::Status::SelfConsistent => tracing::warn!(
+                    "no outside witness was consulted: the ledger only agrees with itself"
+                ),
+                verify::Status::Intact => {}
+            }
+            exit(i32::from(code))
         }
         Err(error) => {
             tracing::error!("{error}");

@@ -53,6 +53,10 @@ pub enum ReasonCode {
     /// The server was read, but its stored baseline could not be read (damaged record or
     /// storage failure, after retries); its entry was kept for the next run to compare with.
     BaselineUnreadable,
+    /// The server was read, but its stored baseline is not the surface the ledger's chained
+    /// entry names (the record was replaced in the store): it was not used, the per-tool
+    /// digests the chain holds were compared instead, and the run reports the chain broken.
+    BaselineTampered,
 }
 
 impl ReasonCode {
@@ -79,6 +83,7 @@ impl ReasonCode {
             ReasonCode::CredentialDropped => "CREDENTIAL_DROPPED",
             ReasonCode::TemplatedUrl => "TEMPLATED_URL",
             ReasonCode::BaselineUnreadable => "BASELINE_UNREADABLE",
+            ReasonCode::BaselineTampered => "BASELINE_TAMPERED",
         }
     }
 }
@@ -106,6 +111,7 @@ mod tests {
             ReasonCode::CredentialDropped,
             ReasonCode::TemplatedUrl,
             ReasonCode::BaselineUnreadable,
+            ReasonCode::BaselineTampered,
         ] {
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, serde_json::Value::String(code.as_str().to_string()));

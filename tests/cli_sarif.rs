@@ -2,8 +2,11 @@
 //! (checked against the official schema shipped by a package of the test tooling), read back
 //! by a real SARIF consumer (`sarif-tools`), and say the same as the JSON rows.
 //!
+//! Both also pass the SARIF Multitool's rules with GitHub's (`validate --rule-kind "Sarif;Ghas"`,
+//! the npm package `@microsoft/sarif-multitool`) except the notes README's SARIF section waives.
+//!
 //! The validation skips with a note when `tests/peers/install.sh` has not installed the SARIF
-//! tooling; what the log must contain is checked either way.
+//! tooling (CI always installs it); what the log must contain is checked either way.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
 
@@ -77,6 +80,7 @@ fn validate(test: &str, log: &Path, rows: &[Value], gate_tripped: bool) {
     let levels: Vec<&str> = rows
         .iter()
         .map(|r| match r["severity"].as_str().unwrap() {
+            _ if r["compatibility"] == "breaking" => "error",
             "high" => "error",
             "medium" => "warning",
             _ => "note",
@@ -85,6 +89,66 @@ fn validate(test: &str, log: &Path, rows: &[Value], gate_tripped: bool) {
     assert_eq!(found["levels"], json!(levels));
     assert_eq!(found["record_severities"], json!(levels));
     assert_eq!(found["run_properties"]["gate_tripped"], gate_tripped);
+    passes_github_rules(test, log);
+}
+
+/// The Multitool rules README's SARIF section waives, with the reason given there; each is a
+/// note (a suggestion), never an error or a warning.
+const WAIVED: [&str; 5] = [
+    // message `text` rather than `id` + `arguments`: GitHub shows `text` (GH1007 wants it whole)
+    "SARIF2002",
+    // no versionControlProvenance: the log describes servers, not a checkout
+    "SARIF2003",
+    // rule ids are the change class names (`alert_on`, rows), not `ABC1234`
+    "SARIF2009",
+    // no snippet and no context region: the artifact path names no file the run can read
+    "SARIF2010",
+    "SARIF2011",
+];
+
+/// The log passes the Multitool's SARIF and GitHub (GHAS) rules: no error, no warning, and
+/// only the waived notes.
+fn passes_github_rules(test: &str, log: &Path) {
+    let Some(findings) = support::sarif::multitool(log) else {
+        support::skip(test, "SARIF Multitool absent: run tests/peers/install.sh");
+        return;
+    };
+    let unwaived: Vec<String> = findings
+        .iter()
+        .filter(|f| f.level != "note" || !WAIVED.contains(&f.rule.as_str()))
+        .map(|f| format!("{} {} {:?}", f.level, f.rule, f.arguments))
+        .collect();
+    assert!(
+        unwaived.is_empty(),
+        "{test}: the SARIF Multitool (Sarif;Ghas) found:\n{}",
+        unwaived.join("\n")
+    );
+}
+
+#[test]
+fn the_github_rule_check_is_live() {
+    let dir = tempfile::tempdir().unwrap();
+    // What code scanning refuses or cannot file: a result without locations, a relative helpUri.
+    let rejected = write(
+        dir.path(),
+        "rejected.sarif",
+        &json!({"version": "2.1.0", "runs": [{
+            "tool": {"driver": {"name": "x", "rules": [{"id": "r", "helpUri": "README.md#a b"}]}},
+            "results": [{"ruleId": "r", "message": {"text": "m."}, "level": "error"}]}]}),
+    );
+    let Some(findings) = support::sarif::multitool(&rejected) else {
+        return support::skip("the_github_rule_check_is_live", "SARIF Multitool absent");
+    };
+    let errors: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.level == "error")
+        .map(|f| f.rule.as_str())
+        .collect();
+    assert!(
+        errors.iter().any(|r| r.starts_with("GH")),
+        "a GitHub rule flags the result without locations: {findings:?}"
+    );
+    assert!(errors.contains(&"SARIF1002"), "{findings:?}");
 }
 
 #[test]
@@ -132,6 +196,13 @@ fn diff_prints_a_valid_sarif_log_with_one_result_per_change() {
         .collect();
     assert_eq!(names, [a, "keep", "/tools/keep/inputSchema"]);
     assert_eq!(schema["properties"]["compatibility"], "breaking");
+    assert_eq!(schema["level"], "error", "a breaking change is an error");
+    assert_eq!(
+        schema["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "mcp-surface-ledger/local/after.json"
+    );
+    assert_eq!(run["automationDetails"]["id"], "mcp-surface-ledger/");
+    assert!(run["tool"]["driver"]["informationUri"].is_string());
 
     let path = write(dir.path(), "diff.sarif", &log);
     validate("diff_prints_a_valid_sarif_log", &path, rows, true);
@@ -220,6 +291,22 @@ fn the_actor_writes_report_sarif_when_asked() {
     assert!(!rows.is_empty());
     let log: Value = serde_json::from_slice(&std::fs::read(&sarif_file).unwrap()).unwrap();
     assert_eq!(log["runs"][0]["properties"]["fail_on"], "any");
+    assert!(
+        log["runs"][0]["automationDetails"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("mcp-surface-ledger/")
+    );
+    let port = peer.url.port().unwrap();
+    for result in log["runs"][0]["results"].as_array().unwrap() {
+        let physical = &result["locations"][0]["physicalLocation"];
+        assert_eq!(
+            physical["artifactLocation"]["uri"],
+            format!("mcp-surface-ledger/127.0.0.1_{port}/mcp.json"),
+            "{result}"
+        );
+        assert_eq!(physical["region"]["startLine"], 1);
+    }
     assert_eq!(
         log["runs"][0]["results"].as_array().unwrap().len(),
         rows.len()
@@ -229,5 +316,77 @@ fn the_actor_writes_report_sarif_when_asked() {
         &sarif_file,
         &rows,
         true,
+    );
+}
+
+#[test]
+fn a_broken_chain_is_an_error_result_in_report_sarif() {
+    let storage = tempfile::tempdir().unwrap();
+    let surface = |tools: Value| json!({"name": "sarif-peer", "version": "1", "tools": tools});
+    let peer = RmcpPeer::start(surface(tools_before()), RmcpMode::default());
+    let input = write(
+        storage.path(),
+        "input.json",
+        &json!({"servers": [peer.url.as_str()], "ledger_name": "chained", "report_sarif": true}),
+    );
+    let sarif_file = storage
+        .path()
+        .join("key_value_stores/default/REPORT.sarif.json");
+    let read_log =
+        || serde_json::from_slice::<Value>(&std::fs::read(&sarif_file).unwrap()).unwrap();
+    assert_eq!(actor_run(storage.path(), &input).status.code(), Some(0));
+    peer.set_surface(surface(tools_after()));
+    assert_eq!(actor_run(storage.path(), &input).status.code(), Some(0));
+    let log = read_log();
+    assert_eq!(
+        log["runs"][0]["automationDetails"]["id"],
+        "mcp-surface-ledger/chained/"
+    );
+    let rules: Vec<&Value> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["ruleId"])
+        .collect();
+    assert!(
+        !rules.contains(&&json!("ledger_chain_not_intact")),
+        "{rules:?}"
+    );
+
+    // Someone who can write the store edits a recorded change: the next run finds the chain
+    // broken, and REPORT.sarif says so first, as an error filed under the ledger's path.
+    let ledger_file = storage
+        .path()
+        .join("key_value_stores/mcp-tool-surface-ledger/chained.json");
+    let mut index: Value = serde_json::from_slice(&std::fs::read(&ledger_file).unwrap()).unwrap();
+    let entry = index["servers"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .next()
+        .unwrap();
+    entry["history"][0]["tool_name"] = json!("other");
+    std::fs::write(&ledger_file, index.to_string()).unwrap();
+    let output = actor_run(storage.path(), &input);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let log = read_log();
+    let first = &log["runs"][0]["results"][0];
+    assert_eq!(first["ruleId"], "ledger_chain_not_intact", "{log}");
+    assert_eq!(first["level"], "error");
+    assert_eq!(first["properties"]["ledger_chain_status"], "broken");
+    let text = first["message"]["text"].as_str().unwrap();
+    assert!(text.contains("\"chained\" is broken: "), "{text}");
+    assert_eq!(
+        first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "mcp-surface-ledger/chained.ledger.json"
+    );
+    passes_github_rules(
+        "a_broken_chain_is_an_error_result_in_report_sarif",
+        &sarif_file,
     );
 }

@@ -53,10 +53,17 @@ struct Fleet {
     copies: Vec<Vec<u8>>,
     /// Every dataset item of each run, in the order written.
     datasets: Vec<Vec<Value>>,
+    /// The surface the peers serve in run `n`.
+    surfaces: fn(usize) -> Value,
 }
 
 impl Fleet {
     fn new(extra: Value) -> Fleet {
+        Fleet::serving(extra, surface)
+    }
+
+    /// A fleet whose peers serve `surfaces(n)` in run `n`.
+    fn serving(extra: Value, surfaces: fn(usize) -> Value) -> Fleet {
         let storage = tempfile::tempdir().unwrap();
         let peers = vec![
             RmcpPeer::start(surface(0), RmcpMode::default()),
@@ -74,6 +81,7 @@ impl Fleet {
             summaries: Vec::new(),
             copies: Vec::new(),
             datasets: Vec::new(),
+            surfaces,
         }
     }
 
@@ -90,7 +98,7 @@ impl Fleet {
     fn run(&mut self) -> Output {
         let n = self.summaries.len();
         for peer in &self.peers {
-            peer.set_surface(surface(n));
+            peer.set_surface((self.surfaces)(n));
         }
         let input = self.storage.path().join("input.json");
         let output = ledger(
@@ -127,6 +135,24 @@ impl Fleet {
         path
     }
 
+    /// Every surface record of the ledger store, by key.
+    fn surface_records(&self) -> Vec<(String, Vec<u8>)> {
+        let dir = self
+            .storage
+            .path()
+            .join("key_value_stores/mcp-tool-surface-ledger");
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            if let Some(stem) = name.strip_prefix("surface-") {
+                let key = format!("surface-{}", stem.split('.').next().unwrap());
+                found.push((key, std::fs::read(&path).unwrap()));
+            }
+        }
+        found
+    }
+
     fn index(&self) -> Value {
         serde_json::from_slice(&std::fs::read(self.index_path()).unwrap()).unwrap()
     }
@@ -137,7 +163,12 @@ impl Fleet {
 
     /// `verify` with the heads of every run; returns the exit code and the verdict.
     fn verify(&self, extra: &[&str]) -> (Option<i32>, Value) {
-        let heads = self.heads_file(&self.summaries);
+        self.verify_with(&self.summaries, extra)
+    }
+
+    /// `verify` with the heads of `rows`.
+    fn verify_with(&self, rows: &[Value], extra: &[&str]) -> (Option<i32>, Value) {
+        let heads = self.heads_file(rows);
         let mut args = vec![
             "verify",
             "--storage-dir",
@@ -297,21 +328,8 @@ fn ten_honest_runs_verify_and_every_tampering_is_located() {
     fleet.set_index(&honest);
     let mut forged = fleet.summaries.clone();
     forged[6]["ledger_chain_head"] = json!("e".repeat(64));
-    let heads = fleet.heads_file(&forged);
-    let output = ledger(
-        &[
-            "verify",
-            "--storage-dir",
-            fleet.dir(),
-            "--ledger",
-            LEDGER,
-            "--heads",
-            heads.to_str().unwrap(),
-        ],
-        "warn",
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (code, verdict) = fleet.verify_with(&forged, &[]);
+    assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, "index write 7", &"e".repeat(64));
 
     // Bad input.
@@ -400,17 +418,13 @@ fn a_ledger_written_before_chains_is_adopted_once() {
     fleet.run();
     let mut value = fleet.index();
     value.as_object_mut().unwrap().remove("chain");
-    for entry in value["servers"].as_object_mut().unwrap().values_mut() {
-        entry.as_object_mut().unwrap().remove("history_base");
-        for item in entry["history"].as_array_mut().unwrap() {
-            item.as_object_mut().unwrap().remove("seq");
-            item.as_object_mut().unwrap().remove("link");
-        }
-    }
+    strip_chain_fields(&mut value);
     fleet.set_index(&value);
     let (code, verdict) = fleet.verify(&[]);
     assert_eq!(code, Some(1), "a ledger without a chain does not verify");
     assert_break(&verdict, "index", "no chain");
+    // A build older than chains left an OUTPUT without chain fields.
+    strip_output_chain_fields(&fleet);
     fleet.summaries.clear();
     fleet.run();
     fleet.run();
@@ -419,6 +433,36 @@ fn a_ledger_written_before_chains_is_adopted_once() {
     assert_eq!(fleet.index()["chain"]["genesis"]["kind"], "adopted");
     let (code, verdict) = fleet.verify(&[]);
     assert_eq!(code, Some(0), "{verdict}");
+}
+
+/// Removes every chain field from a stored index: the chain, each entry's base and moves, and
+/// each item's seq, link and kept values (what a ledger written before chains looks like).
+fn strip_chain_fields(value: &mut Value) {
+    value.as_object_mut().unwrap().remove("chain");
+    for entry in value["servers"].as_object_mut().unwrap().values_mut() {
+        let entry = entry.as_object_mut().unwrap();
+        entry.remove("history_base");
+        entry.remove("moves");
+        for item in entry["history"].as_array_mut().unwrap() {
+            for key in ["seq", "link", "values"] {
+                item.as_object_mut().unwrap().remove(key);
+            }
+        }
+    }
+}
+
+/// Removes the chain fields from the last run's OUTPUT, as a build older than chains wrote it.
+fn strip_output_chain_fields(fleet: &Fleet) {
+    let path = fleet
+        .storage
+        .path()
+        .join("key_value_stores/default/OUTPUT.json");
+    let mut output: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    output
+        .as_object_mut()
+        .unwrap()
+        .retain(|key, _| !key.starts_with("ledger_chain") && key != "ledger_public_key");
+    std::fs::write(&path, output.to_string()).unwrap();
 }
 
 fn public_key(secret: &str) -> String {
@@ -463,9 +507,41 @@ fn signed_heads_verify_with_their_key_and_the_key_never_leaks() {
     let (code, verdict) = fleet.verify(&["--public-key", &key_a]);
     assert_eq!(code, Some(0), "{verdict}");
     assert_eq!(verdict["signature_checked"], true);
+    // Another key: the rows name key A, so they are not the operator's rows.
     let (code, verdict) = fleet.verify(&["--public-key", &public_key(KEY_B)]);
     assert_eq!(code, Some(1));
+    assert_break(&verdict, "index write 1", "another key");
+    // Without --public-key the key the rows name is used, and said so.
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(0), "{verdict}");
+    assert_eq!(verdict["signature_checked"], true);
+    assert_eq!(verdict["public_key_source"], "rows");
+    assert_eq!(verdict["witness_signatures_checked"], 2);
+    // The index re-signed by a forger with key B (key and signature replaced): the rows' key
+    // catches it, although the ledger verifies with the key it names.
+    let mut forged = fleet.index();
+    let forger = mcp_surface_ledger::chain::SigningSecret::from_hex(KEY_B).unwrap();
+    forged["chain"]["public_key"] = json!(forger.public_key_hex());
+    forged["chain"]["head"] = json!(mcp_surface_ledger::chain::index_head(&forged));
+    let head = forged["chain"]["head"].as_str().unwrap().to_string();
+    forged["chain"]["signature"] = json!(forger.sign_head(LEDGER, 2, &head));
+    let honest = fleet.index();
+    fleet.set_index(&forged);
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, "index write 2", "the ledger's chain says");
+    // With only the first run's row (write 2 unwitnessed), the key that row names still
+    // catches the re-signed head.
+    let (code, verdict) = fleet.verify_with(&fleet.summaries[..1], &[]);
+    assert_eq!(code, Some(1), "{verdict}");
     assert_break(&verdict, "index write 2", "does not verify");
+    fleet.set_index(&honest);
+    // A witness row whose signature was altered: a forged row.
+    let mut rows = fleet.summaries.clone();
+    rows[0]["ledger_chain_signature"] = rows[1]["ledger_chain_signature"].clone();
+    let (code, verdict) = fleet.verify_with(&rows, &[]);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, "index write 1", "forged");
 
     // The secret appears nowhere: not in what the run printed, nor in any stored file but the
     // INPUT it came from.
@@ -727,14 +803,24 @@ fn a_sharded_watch_anchors_each_shard_chain_and_writes_one_sarif_log() {
         .as_u64()
         .unwrap();
     assert!(changes >= 4, "every server gained a tool");
+    // Every change, and first one result for the broken shard ledger.
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len() as u64, changes + 1);
     assert_eq!(
-        log["runs"][0]["results"].as_array().unwrap().len() as u64,
-        changes
+        results[0]["ruleId"], "ledger_chain_not_intact",
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[0]["level"], "error");
+    assert!(
+        results[0].to_string().contains(name.as_str()),
+        "{}",
+        results[0]
     );
     match support::sarif::check(&log_path) {
         Some(found) => {
             assert_eq!(found["schema_errors"], json!([]), "{found}");
-            assert_eq!(found["result_count"], json!(changes));
+            assert_eq!(found["result_count"], json!(changes + 1));
             assert_eq!(found["run_properties"]["gate_tripped"], false);
         }
         None => support::skip("sharded REPORT.sarif schema", "SARIF tooling absent"),
@@ -910,6 +996,11 @@ async fn on_the_platform_verify_reads_the_heads_from_past_runs() {
     }
     let store = mcp_surface_ledger::platform::LEDGER_STORE_NAME;
     fake.put_named_record(store, LEDGER, fleet.copies[4].clone());
+    let surfaces = fleet.surface_records();
+    assert!(!surfaces.is_empty());
+    for (key, bytes) in &surfaces {
+        fake.put_named_record(store, key, bytes.clone());
+    }
 
     let output = verify_on_platform(&fake, Some(ACTOR)).await;
     let verdict = verdict_of(&output);
@@ -942,8 +1033,15 @@ async fn on_the_platform_verify_reads_the_heads_from_past_runs() {
             )
         })
         .collect();
+    // The surface records the index names, each checked against its entry.
+    let surface_reads = seen
+        .iter()
+        .filter(|r| r.contains("/records/surface-"))
+        .count();
+    assert_eq!(surface_reads, 2, "one per entry: {seen:?}");
+    seen.retain(|r| !r.contains("/records/surface-"));
     seen.sort();
-    let fields = "record_type%2Cledger_name%2Cledger_chain_seq%2Cledger_chain_head%2Cledger_chain_prev_head%2Cshards";
+    let fields = "record_type%2Cledger_name%2Cledger_chain_seq%2Cledger_chain_head%2Cledger_chain_prev_head%2Cledger_chain_status%2Cledger_chain_break%2Cledger_chain_signature%2Cledger_public_key%2Cshards";
     let mut expected: Vec<String> = (0..=5)
         .map(|k| {
             format!(
@@ -1036,5 +1134,400 @@ async fn on_the_platform_verify_reads_the_heads_from_past_runs() {
         read.note()
             .unwrap()
             .contains("newest 2 of the Actor's 6 runs")
+    );
+}
+
+/// The attacker of issue 33, who can write the ledger store: rewrites a server's history (here
+/// drops its item `drop_seq`), links every item of it again from the genesis, and appends one
+/// write of their own on top of the real head, with the real head as `prev` and in the log.
+fn forge_next_write(index: &mut Value, url: &str, drop_seq: u64) {
+    use mcp_surface_ledger::chain::{genesis_link, index_head, item_link};
+    let entry = &mut index["servers"][url];
+    let history = entry["history"].as_array_mut().unwrap();
+    history.retain(|item| item["seq"] != json!(drop_seq));
+    let mut prev = genesis_link(url);
+    for (n, item) in history.iter_mut().enumerate() {
+        item["seq"] = json!(n + 1);
+        item["link"] = json!(item_link(&prev, item));
+        prev = item["link"].as_str().unwrap().to_string();
+    }
+    let last = json!({"seq": history.len(), "link": prev});
+    let chain = &mut index["chain"];
+    chain["servers"][url] = last;
+    let (seq, head) = (chain["seq"].as_u64().unwrap(), chain["head"].clone());
+    chain["log"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"seq": seq, "head": head}));
+    chain["prev"] = head;
+    chain["seq"] = json!(seq + 1);
+    chain["changed"] = json!([url]);
+    let head = index_head(index);
+    index["chain"]["head"] = json!(head);
+}
+
+/// Recomputes the head after a raw edit of the index.
+fn reseal(index: &mut Value) {
+    index["chain"]["head"] = json!(mcp_surface_ledger::chain::index_head(index));
+}
+
+#[test]
+fn a_made_up_next_write_is_unwitnessed_for_verify_and_for_the_next_run() {
+    let mut fleet = Fleet::new(json!({}));
+    for _ in 0..4 {
+        fleet.run();
+    }
+    let url = server_key(&fleet, 0);
+    let honest = fleet.index();
+    let mut forged = honest.clone();
+    forge_next_write(&mut forged, &url, 2);
+    fleet.set_index(&forged);
+
+    // Every witnessed head matches; the write nobody witnessed is named, with what it changed.
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(4), "{verdict}");
+    assert_eq!(verdict["status"], "unwitnessed");
+    assert_eq!(verdict["heads_matched"], 7);
+    assert_eq!(verdict["unwitnessed"]["witnessed_up_to"], 4);
+    assert_eq!(verdict["unwitnessed"]["writes"][0]["seq"], 5);
+    assert_eq!(verdict["unwitnessed"]["newest_write_changed"], json!([url]));
+
+    // Its variants are breaks of the index itself.
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let variants: Vec<(&str, Edit, &str)> = vec![
+        (
+            "a prev that is not the log's tail",
+            Box::new(|v| v["chain"]["prev"] = json!("b".repeat(64))),
+            "does not continue",
+        ),
+        (
+            "a log cut to one entry",
+            Box::new(|v| {
+                let log = v["chain"]["log"].as_array_mut().unwrap();
+                log.drain(..log.len() - 1);
+            }),
+            "cut",
+        ),
+        (
+            "a fresh genesis",
+            Box::new(|v| v["chain"]["genesis"] = json!({"seq": 5, "kind": "new"})),
+            "fresh start",
+        ),
+    ];
+    for (name, edit, problem) in variants {
+        let mut variant = forged.clone();
+        edit(&mut variant);
+        reseal(&mut variant);
+        fleet.set_index(&variant);
+        let (code, verdict) = fleet.verify(&[]);
+        assert_eq!(code, Some(1), "{name}: {verdict}");
+        assert_break(&verdict, "index write 5", problem);
+    }
+
+    // The history base moved forward (older items dropped as if trimmed) in a made-up write.
+    let mut based = honest.clone();
+    {
+        let entry = &mut based["servers"][&url];
+        let history = entry["history"].as_array_mut().unwrap();
+        let dropped = history.remove(0);
+        entry["history_base"] = json!({"seq": dropped["seq"], "link": dropped["link"]});
+    }
+    let chain = based["chain"].clone();
+    based["chain"]["log"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"seq": chain["seq"], "head": chain["head"]}));
+    based["chain"]["prev"] = chain["head"].clone();
+    based["chain"]["seq"] = json!(chain["seq"].as_u64().unwrap() + 1);
+    reseal(&mut based);
+    fleet.set_index(&based);
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(4), "{verdict}");
+
+    // The next real run finds the made-up write against the previous run's OUTPUT: it says
+    // so loudly and does not continue that chain; verify reports the ledger broken from then on.
+    fleet.set_index(&forged);
+    let output = fleet.run();
+    let summary = fleet.summaries.last().unwrap();
+    assert_eq!(summary["ledger_chain_status"], "unwitnessed", "{summary}");
+    assert!(
+        summary["ledger_chain_break"]
+            .as_str()
+            .unwrap()
+            .contains("writes 5 to 5"),
+        "{summary}"
+    );
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(printed.contains("LEDGER CHAIN UNWITNESSED"), "{printed}");
+    let report = std::fs::read_to_string(
+        fleet
+            .storage
+            .path()
+            .join("key_value_stores/default/REPORT.html"),
+    )
+    .unwrap();
+    assert!(report.contains("class=\"chain-alert\""), "REPORT says so");
+    assert_eq!(fleet.index()["chain"]["genesis"]["kind"], "rebased");
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, "index write 6", "no run wrote them");
+
+    // The Standby pages and the JSON API say so too.
+    let (page, api) = standby_fleet_page_and_servers(&fleet);
+    assert!(page.contains("class=\"chain-alert\""), "{page}");
+    assert!(page.contains("LEDGER CHAIN BROKEN"), "{page}");
+    let alerts = api["chain_alerts"].as_array().unwrap();
+    assert_eq!(alerts.len(), 1, "{api}");
+    assert!(
+        alerts[0].as_str().unwrap().contains("no run wrote them"),
+        "{api}"
+    );
+}
+
+/// The fleet page and `GET /ledgers/{LEDGER}/servers` of `serve` over the fleet's storage.
+fn standby_fleet_page_and_servers(fleet: &Fleet) -> (String, Value) {
+    use mcp_surface_ledger::platform::LocalStorage;
+    use mcp_surface_ledger::serve::{self, backend::Backend, hosts::HostPolicy};
+    let storage = LocalStorage::open_existing(fleet.storage.path());
+    let addr = support::background::serve(serve::app(Backend::Local(storage), HostPolicy::local()));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let page = client
+            .get(format!("http://{addr}/?ledger={LEDGER}"))
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let api = client
+            .get(format!("http://{addr}/ledgers/{LEDGER}/servers"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (page, api)
+    })
+}
+
+#[test]
+fn a_witnessed_break_cannot_be_erased_by_a_fresh_chain() {
+    let mut fleet = Fleet::new(json!({}));
+    for _ in 0..3 {
+        fleet.run();
+    }
+    // An edit the next run finds: it rebases, and its summary row says broken.
+    let url = server_key(&fleet, 0);
+    let mut edited = fleet.index();
+    *edited
+        .pointer_mut(&format!("{}/0/field", history_pointer(&url)))
+        .unwrap() = json!("x");
+    fleet.set_index(&edited);
+    fleet.run();
+    assert_eq!(fleet.summaries[3]["ledger_chain_status"], "broken");
+    // The forger then writes a chain that claims to have begun cleanly at write 1.
+    let mut clean = fleet.index();
+    clean["chain"]["genesis"] = json!({"seq": 1, "kind": "new"});
+    forge_next_write(&mut clean, &url, 99);
+    fleet.set_index(&clean);
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, "index write 4", "written over");
+}
+
+#[test]
+fn a_planted_surface_record_is_damage_not_a_baseline() {
+    let mut fleet = Fleet::new(json!({}));
+    fleet.run();
+    fleet.run();
+    // The current surface record of server 0 is overwritten with the surface the servers are
+    // about to serve, so a comparison against it would show no change at all.
+    let url = server_key(&fleet, 0);
+    let key = fleet.index()["servers"][&url]["surface_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = fleet.storage.path().join(format!(
+        "key_value_stores/mcp-tool-surface-ledger/{key}.json"
+    ));
+    let mut record: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    record["tools"] = surface(2)["tools"].clone();
+    std::fs::write(&path, record.to_string()).unwrap();
+
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(
+        &verdict,
+        &format!("server {url}"),
+        "not the surface its entry names",
+    );
+
+    // The run does not use it: the row says so, the chained per-tool digests name the two
+    // tools added since, and the chain is reported broken.
+    let output = fleet.run();
+    let printed = String::from_utf8_lossy(&output.stderr);
+    let rows = fleet.datasets.last().unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r["record_type"] == "server" && r["server_url"] == json!(url))
+        .expect("the server's row");
+    assert_eq!(row["reason_code"], "BASELINE_TAMPERED", "{row}");
+    let lost = rows
+        .iter()
+        .find(|r| r["change_class"] == "baseline_lost" && r["server_url"] == json!(url))
+        .expect("a baseline_lost change");
+    assert!(lost.to_string().contains("tools added: tool_2"), "{lost}");
+    let summary = fleet.summaries.last().unwrap();
+    assert_eq!(summary["ledger_chain_status"], "broken", "{summary}");
+    assert!(printed.contains("LEDGER CHAIN BROKEN"), "{printed}");
+}
+
+#[test]
+fn a_stripped_chain_is_not_adopted_and_an_adoption_is_visible() {
+    let mut fleet = Fleet::new(json!({}));
+    for _ in 0..3 {
+        fleet.run();
+    }
+    let witnessed = fleet.summaries.clone();
+    // Stripped, with the previous run's OUTPUT still there: not adopted.
+    let mut stripped = fleet.index();
+    strip_chain_fields(&mut stripped);
+    fleet.set_index(&stripped);
+    fleet.run();
+    assert_eq!(fleet.summaries[3]["ledger_chain_status"], "broken");
+    assert!(
+        fleet.summaries[3]["ledger_chain_break"]
+            .as_str()
+            .unwrap()
+            .contains("stripped")
+    );
+
+    // Stripped again, OUTPUT removed too: the run adopts, loudly, and the old heads catch it.
+    let mut stripped = fleet.index();
+    strip_chain_fields(&mut stripped);
+    fleet.set_index(&stripped);
+    std::fs::remove_file(
+        fleet
+            .storage
+            .path()
+            .join("key_value_stores/default/OUTPUT.json"),
+    )
+    .unwrap();
+    let output = fleet.run();
+    assert_eq!(fleet.summaries[4]["ledger_chain_status"], "adopted");
+    let printed = String::from_utf8_lossy(&output.stderr);
+    assert!(printed.contains("LEDGER ADOPTED"), "{printed}");
+    let (code, verdict) = fleet.verify_with(&witnessed, &[]);
+    assert_eq!(code, Some(1), "{verdict}");
+    assert_break(&verdict, "index write 1", "the ledger's chain says");
+}
+
+#[test]
+fn verify_says_what_it_consulted_and_refuses_malformed_heads() {
+    let mut fleet = Fleet::new(json!({}));
+    fleet.run();
+    fleet.run();
+    let alone = ledger(
+        &["verify", "--storage-dir", fleet.dir(), "--ledger", LEDGER],
+        "warn",
+    );
+    assert_eq!(alone.status.code(), Some(0));
+    let verdict: Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert_eq!(verdict["status"], "self_consistent");
+    assert_eq!(verdict["heads_source"], "none");
+    assert!(
+        verdict["note"]
+            .as_str()
+            .unwrap()
+            .contains("no outside witness"),
+        "{verdict}"
+    );
+    let required = ledger(
+        &[
+            "verify",
+            "--storage-dir",
+            fleet.dir(),
+            "--ledger",
+            LEDGER,
+            "--require-witness",
+        ],
+        "warn",
+    );
+    assert_eq!(required.status.code(), Some(4));
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(
+        (code, &verdict["status"]),
+        (Some(0), &json!("intact")),
+        "{verdict}"
+    );
+
+    let bad = fleet.storage.path().join("bad-heads.json");
+    for text in [
+        r#"{"seq":99,"head":"abc"}"#,
+        r#"[{"seq":1}]"#,
+        r#"{"record_type":"summary","ledger_name":"audited","ledger_chain_seq":"2","ledger_chain_head":"00"}"#,
+    ] {
+        std::fs::write(&bad, text).unwrap();
+        let output = ledger(
+            &[
+                "verify",
+                "--storage-dir",
+                fleet.dir(),
+                "--ledger",
+                LEDGER,
+                "--heads",
+                bad.to_str().unwrap(),
+            ],
+            "warn",
+        );
+        assert_eq!(output.status.code(), Some(2), "{text}");
+        let printed = String::from_utf8_lossy(&output.stderr);
+        assert!(printed.contains("heads file"), "{printed}");
+    }
+}
+
+/// Sixty tools whose descriptions all change every run: sixty changes per server per run, so
+/// each server's history is trimmed to its newest items from the second run on.
+fn churning_surface(run: usize) -> Value {
+    let tools: Vec<Value> = (0..60)
+        .map(|i| {
+            json!({"name": format!("tool_{i}"), "description": format!("Tool {i}, release {run}."),
+                   "inputSchema": {"type": "object"}})
+        })
+        .collect();
+    json!({"name": "churn-peer", "version": format!("2.{run}"), "tools": tools})
+}
+
+#[test]
+fn honest_signed_ledgers_with_trimmed_history_verify_without_alarm() {
+    let mut fleet = Fleet::serving(json!({"ledger_signing_key": KEY_A}), churning_surface);
+    for _ in 0..10 {
+        fleet.run();
+    }
+    for (n, summary) in fleet.summaries.iter().enumerate().skip(1) {
+        assert_eq!(summary["ledger_chain_status"], "intact", "run {}", n + 1);
+    }
+    let index = fleet.index();
+    let url = server_key(&fleet, 0);
+    let base = &index["servers"][&url]["history_base"];
+    assert!(
+        base["seq"].as_u64().unwrap() > 400,
+        "history was trimmed: {base}"
+    );
+    let (code, verdict) = fleet.verify(&[]);
+    assert_eq!(code, Some(0), "{verdict}");
+    assert_eq!(verdict["status"], "intact");
+    assert_eq!(verdict["public_key_source"], "rows");
+    assert_eq!(verdict["witness_signatures_checked"], 10);
+    assert_eq!(verdict["surfaces_checked"], 2);
+    let (code, verdict) = fleet.verify(&["--public-key", &public_key(KEY_A)]);
+    assert_eq!(
+        (code, &verdict["status"]),
+        (Some(0), &json!("intact")),
+        "{verdict}"
     );
 }

@@ -15,6 +15,8 @@
 //! A run's summary row carries the head it started from and the head it wrote; those rows are
 //! the witnesses [`check_heads`] compares a ledger with.
 
+mod check;
+pub mod heads;
 pub mod moved;
 pub mod sign;
 
@@ -28,6 +30,10 @@ use crate::ledger::{Entry, Ledger};
 use crate::report::ChainAnchor;
 use crate::surface::canon;
 use crate::surface::digest::sha256_hex;
+pub use check::{
+    HeadsChecked, Witness, alert, check_heads, check_index, check_log, check_signature,
+    check_witness_rows, consecutive_tail, is_head, unwitnessed_writes,
+};
 pub use moved::{MoveEvent, MoveItem};
 pub use sign::{SigningSecret, parse_public_key};
 
@@ -102,6 +108,10 @@ pub struct IndexChain {
     /// ([`moved`]), by entry key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub moved_out: BTreeMap<String, MoveItem>,
+    /// The entries this write changed: added, removed, or with new chain items since the write
+    /// it continues. What `verify` names for a write nobody witnessed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
     /// SHA-256 of the canonical index without this field and without `signature`.
     pub head: String,
     /// The Ed25519 public key (hex) that signs the heads, when the ledger is signed.
@@ -121,7 +131,7 @@ pub struct IndexChain {
 /// What a run found when it opened its ledger.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Opened {
-    /// `new`, `intact`, `adopted` or `broken`.
+    /// `new`, `intact`, `adopted`, `broken` or `unwitnessed` ([`STATUSES`]).
     pub status: &'static str,
     /// The stored write the run continues (seq, head); `(0, ZERO_HEAD)` for a new ledger.
     pub from: (u64, String),
@@ -129,6 +139,19 @@ pub struct Opened {
     pub log: Vec<LogItem>,
     /// The break found, in words.
     pub broken: Option<String>,
+    /// Every server's last link as stored, to tell which entries the next write changes.
+    pub servers: BTreeMap<String, Link>,
+}
+
+/// What a run can find when it opens its ledger (`ledger_chain_status`): a new ledger, an
+/// intact chain, a ledger written before chains existed (adopted once), a broken chain, or an
+/// intact chain with writes after the last one a run witnessed (`unwitnessed`). The last three
+/// are "not intact": loud in the status message and the reports, and exit 5 on request.
+pub const STATUSES: [&str; 5] = ["new", "intact", "adopted", "broken", "unwitnessed"];
+
+/// Whether a `ledger_chain_status` says the chain cannot be trusted as a whole.
+pub fn is_not_intact(status: &str) -> bool {
+    !matches!(status, "new" | "intact")
 }
 
 /// The first inconsistency found, with where it is.
@@ -232,12 +255,57 @@ fn entry_head(entry: &Entry) -> Link {
         })
 }
 
-/// Opens the chain of a loaded ledger for a run: checks it, adopts a ledger without one, or
-/// starts a new chain (kind `rebased`) from a broken one, and remembers what it found and the
-/// key that will sign the next head.
-pub fn open(ledger: &mut Ledger, signer: Option<Arc<SigningSecret>>) {
-    let stored = ledger.chain.clone();
-    let fresh = |kind, reason, opened| IndexChain {
+/// Opens the chain of a loaded ledger for a run: checks it against itself and against the
+/// `witnesses` a run can find outside the ledger store (the previous run's summary); continues
+/// an intact chain, adopts a ledger that was never chained, or starts a new chain (kind
+/// `rebased`) from a broken one or one with writes nobody witnessed; and remembers what it
+/// found and the key that will sign the next head.
+pub fn open(ledger: &mut Ledger, signer: Option<Arc<SigningSecret>>, witnesses: &[Witness]) {
+    let found = match ledger.chain.clone() {
+        None => judge_unchained(ledger, witnesses),
+        Some(chain) => judge_chained(ledger, &chain, witnesses),
+    };
+    let stored = ledger.chain.take();
+    let from = |stored: &Option<IndexChain>| match stored {
+        Some(chain) => (
+            chain.seq,
+            chain.head.clone(),
+            chain.log.clone(),
+            chain.servers.clone(),
+        ),
+        None => (0, String::new(), Vec::new(), BTreeMap::new()),
+    };
+    let (kind, reason, state) = match found {
+        Found::Intact => {
+            let Some(mut chain) = stored else {
+                return;
+            };
+            chain.opened = opened("intact", &from(&Some(chain.clone())));
+            chain.signer = signer;
+            ledger.chain = Some(chain);
+            return;
+        }
+        Found::New => (GenesisKind::New, None, opened("new", &from(&None))),
+        Found::Adopted => (GenesisKind::Adopted, None, opened("adopted", &from(&None))),
+        Found::NotIntact(status, why) => {
+            let (seq, head, log, servers) = from(&stored);
+            // A rebase keeps only the consecutive tail of the log it found: the new chain's
+            // log must itself pass the log rule.
+            let log = consecutive_tail(&log, seq.saturating_sub(1));
+            let mut state = opened(status, &(seq, head, log, servers));
+            state.broken = Some(why.clone());
+            // Nothing stored can be trusted: every item is linked again from its server's
+            // genesis, and the new chain says where and why it began.
+            for entry in ledger.servers.values_mut() {
+                moved::relink(entry);
+            }
+            (GenesisKind::Rebased, Some(why), state)
+        }
+    };
+    for entry in ledger.servers.values_mut() {
+        link_items(entry);
+    }
+    ledger.chain = Some(IndexChain {
         version: CHAIN_VERSION,
         seq: 0,
         prev: ZERO_HEAD.to_string(),
@@ -249,54 +317,116 @@ pub fn open(ledger: &mut Ledger, signer: Option<Arc<SigningSecret>>) {
         servers: BTreeMap::new(),
         log: Vec::new(),
         moved_out: BTreeMap::new(),
+        changed: Vec::new(),
         head: String::new(),
         public_key: None,
         signature: None,
-        opened,
-        signer: signer.clone(),
-    };
-    let (kind, reason, opened) = match stored {
-        None if ledger.servers.is_empty() => (GenesisKind::New, None, opened("new", 0, "", &[])),
-        None => (GenesisKind::Adopted, None, opened("adopted", 0, "", &[])),
-        Some(chain) => {
-            let value = serde_json::to_value(&*ledger).unwrap_or(Value::Null);
-            match check_index(&value) {
-                Ok(()) => {
-                    let mut chain = chain;
-                    chain.opened = opened("intact", chain.seq, &chain.head, &chain.log);
-                    chain.signer = signer.clone();
-                    ledger.chain = Some(chain);
-                    return;
-                }
-                Err(found) => {
-                    let why = found.to_string();
-                    let mut state = opened("broken", chain.seq, &chain.head, &chain.log);
-                    state.broken = Some(why.clone());
-                    // Nothing stored can be trusted: every item is linked again from its
-                    // server's genesis, and the new chain says where and why it began.
-                    for entry in ledger.servers.values_mut() {
-                        moved::relink(entry);
-                    }
-                    (GenesisKind::Rebased, Some(why), state)
-                }
-            }
-        }
-    };
-    for entry in ledger.servers.values_mut() {
-        link_items(entry);
-    }
-    ledger.chain = Some(fresh(kind, reason, opened));
+        opened: state,
+        signer,
+    });
 }
 
-fn opened(status: &'static str, seq: u64, head: &str, log: &[LogItem]) -> Opened {
+/// What [`open`] found.
+enum Found {
+    New,
+    Intact,
+    Adopted,
+    /// `broken` or `unwitnessed`, and why.
+    NotIntact(&'static str, String),
+}
+
+/// A ledger without a chain: new when empty and never witnessed; adopted when it was written
+/// before chains existed; broken when anything shows it was chained once (its items carry
+/// chain fields, or a run witnessed a head of it): an adoption would erase that history.
+fn judge_unchained(ledger: &Ledger, witnesses: &[Witness]) -> Found {
+    let witnessed = witnesses.iter().max_by_key(|w| w.seq);
+    if let Some(witness) = witnessed {
+        let what = if ledger.servers.is_empty() {
+            "the ledger index is gone"
+        } else {
+            "the index has no chain"
+        };
+        return Found::NotIntact(
+            "broken",
+            format!(
+                "index: {what}, but {} witnessed its write {} (head {}): it was deleted or \
+                 stripped",
+                witness.source, witness.seq, witness.head
+            ),
+        );
+    }
+    if ledger.servers.is_empty() {
+        return Found::New;
+    }
+    let chained = ledger.servers.values().find(|entry| {
+        entry.history_base.is_some()
+            || !entry.moves.is_empty()
+            || entry
+                .history
+                .iter()
+                .any(|i| i.seq.is_some() || i.link.is_some() || i.values.is_some())
+    });
+    match chained {
+        Some(entry) => Found::NotIntact(
+            "broken",
+            format!(
+                "index: it has no chain, yet the entry of {} carries chain fields (seq, link, \
+                 kept values, base or moves): the chain was stripped",
+                entry.server_url
+            ),
+        ),
+        None => Found::Adopted,
+    }
+}
+
+/// A chained ledger: intact when it agrees with itself and with the witnesses, unwitnessed
+/// when it has writes after the newest witnessed one, else broken.
+fn judge_chained(ledger: &Ledger, chain: &IndexChain, witnesses: &[Witness]) -> Found {
+    let value = serde_json::to_value(ledger).unwrap_or(Value::Null);
+    let checked = check_index(&value)
+        .and_then(|()| check_witness_rows(&value, &ledger.ledger_name, witnesses, None))
+        .and_then(|_| check_heads(&value, witnesses));
+    let checked = match checked {
+        Ok(checked) => checked,
+        Err(found) => return Found::NotIntact("broken", found.to_string()),
+    };
+    if witnesses.is_empty() {
+        return Found::Intact;
+    }
+    let writes = unwitnessed_writes(&value, checked.newest);
+    match (writes.first(), checked.newest) {
+        (Some(first), Some(newest)) => Found::NotIntact(
+            "unwitnessed",
+            format!(
+                "index write {}: writes {} to {} came after write {newest}, the last one a run \
+                 witnessed; no run wrote them (changed: {})",
+                chain.seq,
+                first.seq,
+                chain.seq,
+                if chain.changed.is_empty() {
+                    "not recorded".to_string()
+                } else {
+                    chain.changed.join(", ")
+                }
+            ),
+        ),
+        _ => Found::Intact,
+    }
+}
+
+fn opened(
+    status: &'static str,
+    (seq, head, log, servers): &(u64, String, Vec<LogItem>, BTreeMap<String, Link>),
+) -> Opened {
     Opened {
         status,
         from: (
-            seq,
+            *seq,
             if head.is_empty() { ZERO_HEAD } else { head }.to_string(),
         ),
-        log: log.to_vec(),
+        log: log.clone(),
         broken: None,
+        servers: servers.clone(),
     }
 }
 
@@ -306,7 +436,7 @@ fn opened(status: &'static str, seq: u64, head: &str, log: &[LogItem]) -> Opened
 /// `seq`.
 pub fn seal(ledger: &mut Ledger) {
     if ledger.chain.is_none() {
-        open(ledger, None);
+        open(ledger, None, &[]);
     }
     for entry in ledger.servers.values_mut() {
         link_items(entry);
@@ -335,6 +465,7 @@ pub fn seal(ledger: &mut Ledger) {
     let excess = log.len().saturating_sub(MAX_LOG);
     log.drain(..excess);
     chain.log = log;
+    chain.changed = changed_entries(&chain.opened.servers, &servers);
     chain.servers = servers;
     chain.head = String::new();
     chain.public_key = chain.signer.as_ref().map(|s| s.public_key_hex());
@@ -351,30 +482,41 @@ pub fn seal(ledger: &mut Ledger) {
     }
 }
 
-/// Checks the head's signature with `public_key` (hex): the index must be signed, by that key.
-pub fn check_signature(index: &Value, public_key: &str) -> Result<(), Break> {
-    let seq = index
-        .pointer("/chain/seq")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
-    let location = format!("index write {seq}");
-    let key = parse_public_key(public_key).map_err(|e| broken(&location, e))?;
-    let text = |pointer: &str| index.pointer(pointer).and_then(Value::as_str);
-    let Some(signature) = text("/chain/signature") else {
-        return Err(broken(location, "the head is not signed"));
+/// The entries whose last link differs between two writes, or that only one of them has.
+fn changed_entries(before: &BTreeMap<String, Link>, after: &BTreeMap<String, Link>) -> Vec<String> {
+    let mut changed: Vec<String> = after
+        .iter()
+        .filter(|(url, link)| before.get(*url) != Some(*link))
+        .map(|(url, _)| url.clone())
+        .collect();
+    changed.extend(
+        before
+            .keys()
+            .filter(|url| !after.contains_key(*url))
+            .cloned(),
+    );
+    changed.sort();
+    changed
+}
+
+/// Marks a chain opened intact as broken for a reason found after opening (a surface record
+/// that does not match its chained entry): the write starts a new chain (`rebased`) with that
+/// reason, so the evidence stays in the ledger, and the summary row says `broken`.
+pub fn mark_broken(ledger: &mut Ledger, why: &str) {
+    let Some(chain) = ledger.chain.as_mut() else {
+        return;
     };
-    let name = text("/ledger_name").unwrap_or_default();
-    let head = text("/chain/head").unwrap_or_default();
-    if !sign::verifies(&key, name, seq, head, signature) {
-        return Err(broken(
-            location,
-            format!(
-                "the head's signature does not verify with public key {public_key} (the ledger names {})",
-                text("/chain/public_key").unwrap_or("no key")
-            ),
-        ));
+    if chain.opened.broken.is_some() {
+        return;
     }
-    Ok(())
+    chain.opened.status = "broken";
+    chain.opened.broken = Some(why.to_string());
+    chain.opened.log = consecutive_tail(&chain.opened.log, chain.opened.from.0.saturating_sub(1));
+    chain.genesis = Genesis {
+        seq: 0,
+        kind: GenesisKind::Rebased,
+        reason: Some(why.to_string()),
+    };
 }
 
 /// The summary-row fields of a sealed ledger: what the run found, and the head it wrote.
@@ -391,201 +533,6 @@ pub fn anchor(ledger: &Ledger) -> ChainAnchor {
         ledger_chain_signature: chain.signature.clone(),
         ledger_public_key: chain.public_key.clone(),
     }
-}
-
-/// Checks a stored index against itself: every server's items in order and unedited, every
-/// server named by the chain present (and no other), and the head matching the content.
-pub fn check_index(index: &Value) -> Result<(), Break> {
-    let Some(chain) = index.get("chain") else {
-        return Err(broken(
-            "index",
-            "it has no chain (written before chains existed)",
-        ));
-    };
-    let seq = chain.get("seq").and_then(Value::as_u64).unwrap_or(0);
-    let empty = serde_json::Map::new();
-    let servers = index
-        .get("servers")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let heads = chain
-        .get("servers")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let moved_out = chain.get("moved_out").and_then(Value::as_object);
-    if let Some(url) = moved_out
-        .into_iter()
-        .flat_map(|m| m.keys())
-        .find(|url| servers.contains_key(*url))
-    {
-        return Err(broken(
-            format!("server {url}"),
-            format!(
-                "the chain of index write {seq} says it moved out of this ledger, yet its entry is here"
-            ),
-        ));
-    }
-    for (url, entry) in servers {
-        let last = check_history(url, entry)?;
-        let Some(named) = heads.get(url) else {
-            return Err(broken(
-                format!("server {url}"),
-                format!("its entry is not in the chain of index write {seq} (added outside it)"),
-            ));
-        };
-        let named_seq = named.get("seq").and_then(Value::as_u64).unwrap_or(0);
-        let named_link = named.get("link").and_then(Value::as_str).unwrap_or("");
-        if named_seq != last.seq || named_link != last.link {
-            let problem = if named_seq > last.seq {
-                format!(
-                    "the chain's last item is seq {named_seq}, the history ends at seq {}: items after it were deleted",
-                    last.seq
-                )
-            } else {
-                format!(
-                    "the chain's last item is seq {named_seq} link {named_link}, the history's is seq {} link {}",
-                    last.seq, last.link
-                )
-            };
-            return Err(broken(format!("server {url}"), problem));
-        }
-    }
-    if let Some(url) = heads.keys().find(|url| !servers.contains_key(*url)) {
-        return Err(broken(
-            format!("server {url}"),
-            format!("the chain of index write {seq} names this entry; it was removed"),
-        ));
-    }
-    let stored = chain.get("head").and_then(Value::as_str).unwrap_or("");
-    let computed = index_head(index);
-    if stored != computed {
-        return Err(broken(
-            format!("index write {seq}"),
-            format!("the content does not match its head: stored {stored}, recomputed {computed}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks one server's history items; returns its last link.
-fn check_history(url: &str, entry: &Value) -> Result<Link, Break> {
-    let mut prev = match entry.get("history_base") {
-        Some(base) if !base.is_null() => {
-            serde_json::from_value::<Link>(base.clone()).map_err(|e| {
-                broken(
-                    format!("server {url}"),
-                    format!("history_base unreadable: {e}"),
-                )
-            })?
-        }
-        _ => Link {
-            seq: 0,
-            link: genesis_link(url),
-        },
-    };
-    let items = moved::chain_items(entry, prev.seq);
-    for (index, item) in items.iter().enumerate() {
-        let seq = item.get("seq").and_then(Value::as_u64);
-        let link = item.get("link").and_then(Value::as_str);
-        let (Some(seq), Some(link)) = (seq, link) else {
-            return Err(broken(
-                format!("server {url}, chain item {index}"),
-                "it has no seq or link",
-            ));
-        };
-        let expected = prev.seq + 1;
-        if seq != expected {
-            let later = items[index..]
-                .iter()
-                .any(|i| i.get("seq").and_then(Value::as_u64) == Some(expected));
-            let problem = if later {
-                format!("found seq {seq} where seq {expected} belongs: items were reordered")
-            } else {
-                format!("found seq {seq} where seq {expected} belongs: item {expected} was deleted")
-            };
-            return Err(broken(
-                format!("server {url}, item seq {expected}"),
-                problem,
-            ));
-        }
-        let computed = item_link(&prev.link, item);
-        if computed != link {
-            return Err(broken(
-                format!("server {url}, item seq {seq}"),
-                format!(
-                    "its content does not match its link (edited): stored {link}, recomputed {computed}"
-                ),
-            ));
-        }
-        prev = Link {
-            seq,
-            link: link.to_string(),
-        };
-    }
-    Ok(prev)
-}
-
-/// One witnessed head: a write's sequence number and head, as a past run's summary row
-/// carries them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Witness {
-    /// The write's sequence number.
-    pub seq: u64,
-    /// Its head.
-    pub head: String,
-    /// Where the witness came from (for messages).
-    pub source: String,
-}
-
-/// What [`check_heads`] could compare.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HeadsChecked {
-    /// Witnesses that matched.
-    pub matched: usize,
-    /// Witnesses older than the log: not comparable.
-    pub too_old: usize,
-}
-
-/// Compares witnessed heads with a stored index whose chain [`check_index`] accepted.
-pub fn check_heads(index: &Value, witnesses: &[Witness]) -> Result<HeadsChecked, Break> {
-    let chain = index.get("chain").cloned().unwrap_or(Value::Null);
-    let seq = chain.get("seq").and_then(Value::as_u64).unwrap_or(0);
-    let head = chain.get("head").and_then(Value::as_str).unwrap_or("");
-    let log: Vec<LogItem> =
-        serde_json::from_value(chain.get("log").cloned().unwrap_or_default()).unwrap_or_default();
-    let mut checked = HeadsChecked::default();
-    for witness in witnesses {
-        let known = if witness.seq == seq {
-            Some(head)
-        } else {
-            log.iter()
-                .find(|l| l.seq == witness.seq)
-                .map(|l| l.head.as_str())
-        };
-        match known {
-            _ if witness.seq > seq => {
-                return Err(broken(
-                    format!("index write {seq}"),
-                    format!(
-                        "{} witnessed write {} (head {}), but the ledger ends at write {seq}: it was rolled back or replaced",
-                        witness.source, witness.seq, witness.head
-                    ),
-                ));
-            }
-            Some(known) if known == witness.head => checked.matched += 1,
-            Some(known) => {
-                return Err(broken(
-                    format!("index write {}", witness.seq),
-                    format!(
-                        "{} says head {}, the ledger's chain says {known}",
-                        witness.source, witness.head
-                    ),
-                ));
-            }
-            None => checked.too_old += 1,
-        }
-    }
-    Ok(checked)
 }
 
 #[cfg(test)]

@@ -79,7 +79,7 @@ pub fn move_in(entry: &mut Entry, from: &str, source: LogItem, now: DateTime<Utc
 
 /// Links every item of `entry` again from its server's genesis: the history items first, then
 /// the moves (a chain started again from the state a run found).
-pub(super) fn relink(entry: &mut Entry) {
+pub fn relink(entry: &mut Entry) {
     entry.history_base = None;
     for item in &mut entry.history {
         item.seq = None;

@@ -28,7 +28,7 @@ fn writes(runs: usize) -> (Ledger, Vec<Value>) {
             value = serde_json::to_value(&ledger).unwrap();
         }
         ledger = serde_json::from_value(value).unwrap();
-        open(&mut ledger, None);
+        open(&mut ledger, None, &[]);
         for url in ["https://a.example/mcp", "https://b.example/mcp"] {
             let s = surface(run + 1);
             let change = Change::new(
@@ -170,11 +170,13 @@ fn heads_catch_rollback_and_replaced_witnesses() {
             seq: l.seq,
             head: l.head.clone(),
             source: format!("row {}", l.seq),
+            ..Witness::default()
         })
         .chain([Witness {
             seq: 10,
             head: new.chain.as_ref().unwrap().head.clone(),
             source: "row 10".into(),
+            ..Witness::default()
         }])
         .collect();
     let checked = check_heads(&stored(&new), &witnesses).unwrap();
@@ -196,12 +198,13 @@ fn a_ledger_without_a_chain_is_adopted_once() {
     value.as_object_mut().unwrap().remove("chain");
     for entry in value["servers"].as_object_mut().unwrap().values_mut() {
         for item in entry["history"].as_array_mut().unwrap() {
-            item.as_object_mut().unwrap().remove("seq");
-            item.as_object_mut().unwrap().remove("link");
+            for key in ["seq", "link", "values"] {
+                item.as_object_mut().unwrap().remove(key);
+            }
         }
     }
     ledger = serde_json::from_value(value).unwrap();
-    open(&mut ledger, None);
+    open(&mut ledger, None, &[]);
     assert_eq!(ledger.chain.as_ref().unwrap().opened.status, "adopted");
     ledger.sealed_record().unwrap();
     let chain = ledger.chain.as_ref().unwrap();
@@ -214,7 +217,7 @@ fn a_broken_chain_is_not_continued() {
     let mut value = stored(&ledger_after(4));
     value["servers"]["https://a.example/mcp"]["history"][1]["field"] = json!("forged");
     let mut ledger: Ledger = serde_json::from_value(value).unwrap();
-    open(&mut ledger, None);
+    open(&mut ledger, None, &[]);
     let opened = ledger.chain.as_ref().unwrap().opened.clone();
     assert_eq!(opened.status, "broken");
     assert!(opened.broken.unwrap().contains("item seq 2"));
@@ -246,9 +249,9 @@ fn links_are_what_the_document_says() {
 fn moved_ledgers() -> (Ledger, Ledger) {
     let a = "https://a.example/mcp";
     let mut source = ledger_after(4);
-    open(&mut source, None);
+    open(&mut source, None, &[]);
     let mut destination = Ledger::empty("dest");
-    open(&mut destination, None);
+    open(&mut destination, None, &[]);
     let from = LogItem {
         seq: source.chain.as_ref().unwrap().seq,
         head: source.chain.as_ref().unwrap().head.clone(),
@@ -271,7 +274,7 @@ fn moved_ledgers() -> (Ledger, Ledger) {
         .insert(a.to_string(), out);
     source.sealed_record().unwrap();
     destination.sealed_record().unwrap();
-    open(&mut destination, None);
+    open(&mut destination, None, &[]);
     let s = surface(9);
     let change = Change::new(
         ChangeClass::ToolAdded,
@@ -379,7 +382,7 @@ fn a_broken_chain_with_moves_is_linked_again_from_the_genesis() {
     let mut value = stored(&destination);
     value["servers"]["https://a.example/mcp"]["history"][0]["field"] = json!("forged");
     let mut ledger: Ledger = serde_json::from_value(value).unwrap();
-    open(&mut ledger, None);
+    open(&mut ledger, None, &[]);
     assert_eq!(ledger.chain.as_ref().unwrap().opened.status, "broken");
     ledger.sealed_record().unwrap();
     assert_eq!(check_index(&stored(&ledger)), Ok(()));
@@ -388,4 +391,211 @@ fn a_broken_chain_with_moves_is_linked_again_from_the_genesis() {
         entry.moves.iter().map(|m| m.seq).collect::<Vec<_>>(),
         [6, 7]
     );
+}
+
+/// What someone who can write the store makes of an honest ledger: `edit` applied, every item
+/// linked again, and one more write sealed on top of the honest head, as a run would.
+fn forged_next_write(honest: &Ledger, edit: impl Fn(&mut Ledger)) -> Ledger {
+    let mut forged = honest.clone();
+    edit(&mut forged);
+    for entry in forged.servers.values_mut() {
+        moved::relink(entry);
+    }
+    let chain = forged.chain.as_mut().unwrap();
+    chain.opened = Opened {
+        status: "intact",
+        from: (chain.seq, chain.head.clone()),
+        log: chain.log.clone(),
+        broken: None,
+        servers: chain.servers.clone(),
+    };
+    seal(&mut forged);
+    forged
+}
+
+/// The witnesses an honest ledger's runs left: every write's head, as the summary rows name
+/// them.
+fn witnesses_of(ledger: &Ledger) -> Vec<Witness> {
+    let chain = ledger.chain.as_ref().unwrap();
+    chain
+        .log
+        .iter()
+        .cloned()
+        .chain([LogItem {
+            seq: chain.seq,
+            head: chain.head.clone(),
+        }])
+        .map(|l| Witness {
+            seq: l.seq,
+            head: l.head,
+            source: format!("row {}", l.seq),
+            status: Some("intact".into()),
+            ..Witness::default()
+        })
+        .collect()
+}
+
+/// Re-seals a stored index after a raw edit of its chain, as a forger recomputing the head
+/// would.
+fn resealed(mut value: Value, edit: impl Fn(&mut Value)) -> Value {
+    edit(&mut value);
+    let head = index_head(&value);
+    value["chain"]["head"] = json!(head);
+    value
+}
+
+#[test]
+fn a_made_up_next_write_is_unwitnessed_and_its_variants_are_breaks() {
+    let honest = ledger_after(6);
+    let witnesses = witnesses_of(&honest);
+    let forged = forged_next_write(&honest, |l| {
+        let entry = l.servers.get_mut("https://a.example/mcp").unwrap();
+        entry.history.remove(2);
+    });
+    let value = stored(&forged);
+    // Valid on its own and against every witness: only the unwitnessed write shows it.
+    assert_eq!(check_index(&value), Ok(()));
+    let checked = check_heads(&value, &witnesses).unwrap();
+    assert_eq!(checked.newest, Some(6));
+    let writes = unwitnessed_writes(&value, checked.newest);
+    assert_eq!(writes.iter().map(|w| w.seq).collect::<Vec<_>>(), [7]);
+    assert_eq!(
+        forged.chain.as_ref().unwrap().changed,
+        ["https://a.example/mcp"],
+        "the write names the entry it rewrote"
+    );
+    // A run that finds it says so and does not continue it.
+    let mut run: Ledger = serde_json::from_value(value.clone()).unwrap();
+    open(&mut run, None, &witnesses);
+    let opened = run.chain.as_ref().unwrap().opened.clone();
+    assert_eq!(opened.status, "unwitnessed");
+    assert!(opened.broken.unwrap().contains("writes 7 to 7"));
+    run.sealed_record().unwrap();
+    assert_eq!(
+        run.chain.as_ref().unwrap().genesis.kind,
+        GenesisKind::Rebased
+    );
+    assert_eq!(
+        check_index(&stored(&run)),
+        Ok(()),
+        "the rebased write passes the log rule"
+    );
+
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let variants: Vec<(&str, Edit, &str)> = vec![
+        (
+            "prev is not the log's tail",
+            Box::new(|v| v["chain"]["prev"] = json!("a".repeat(64))),
+            "does not continue",
+        ),
+        (
+            "the log cut to one entry",
+            Box::new(|v| {
+                let log = v["chain"]["log"].as_array_mut().unwrap();
+                log.drain(..log.len() - 1);
+            }),
+            "cut",
+        ),
+        (
+            "a write missing from the log",
+            Box::new(|v| {
+                v["chain"]["log"].as_array_mut().unwrap().remove(2);
+            }),
+            "",
+        ),
+        (
+            "a fresh genesis written over the old chain",
+            Box::new(|v| v["chain"]["genesis"] = json!({"seq": 7, "kind": "new"})),
+            "fresh start",
+        ),
+        (
+            "a genesis after the write",
+            Box::new(|v| v["chain"]["genesis"] = json!({"seq": 9, "kind": "rebased"})),
+            "genesis",
+        ),
+        (
+            "a malformed head in the log",
+            Box::new(|v| v["chain"]["log"][0]["head"] = json!("abc")),
+            "malformed head",
+        ),
+    ];
+    for (name, edit, problem) in variants {
+        let tampered = resealed(value.clone(), edit);
+        let found = check_index(&tampered).expect_err(name);
+        assert!(found.problem.contains(problem), "{name}: {found}");
+        assert_eq!(found.location, "index write 7", "{name}");
+    }
+}
+
+#[test]
+fn a_stripped_chain_or_a_deleted_index_is_not_adopted() {
+    let honest = ledger_after(3);
+    let mut value = stored(&honest);
+    value.as_object_mut().unwrap().remove("chain");
+    let mut stripped: Ledger = serde_json::from_value(value.clone()).unwrap();
+    open(&mut stripped, None, &[]);
+    let opened = &stripped.chain.as_ref().unwrap().opened;
+    assert_eq!(opened.status, "broken");
+    assert!(
+        opened.broken.as_ref().unwrap().contains("stripped"),
+        "{opened:?}"
+    );
+    // Items without chain fields, but a witness of an earlier head: not adopted either.
+    for entry in value["servers"].as_object_mut().unwrap().values_mut() {
+        for item in entry["history"].as_array_mut().unwrap() {
+            for key in ["seq", "link", "values"] {
+                item.as_object_mut().unwrap().remove(key);
+            }
+        }
+        entry.as_object_mut().unwrap().remove("history_base");
+    }
+    let bare: Ledger = serde_json::from_value(value).unwrap();
+    let mut adopted = bare.clone();
+    open(&mut adopted, None, &[]);
+    assert_eq!(adopted.chain.as_ref().unwrap().opened.status, "adopted");
+    let mut witnessed = bare;
+    open(&mut witnessed, None, &witnesses_of(&honest));
+    assert_eq!(witnessed.chain.as_ref().unwrap().opened.status, "broken");
+    // The whole index deleted, while a run witnessed it.
+    let mut gone = Ledger::empty("demo");
+    open(&mut gone, None, &witnesses_of(&honest));
+    let opened = &gone.chain.as_ref().unwrap().opened;
+    assert_eq!(opened.status, "broken");
+    assert!(opened.broken.as_ref().unwrap().contains("gone"));
+}
+
+#[test]
+fn witness_rows_keep_their_evidence_and_their_signatures() {
+    let honest = ledger_after(4);
+    let value = stored(&honest);
+    let mut rows = witnesses_of(&honest);
+    // A run said the chain was broken at write 3; the index now begins cleanly.
+    rows[2].status = Some("broken".into());
+    let found = check_witness_rows(&value, "demo", &rows, None).unwrap_err();
+    assert!(found.problem.contains("written over"), "{found}");
+    rows[2].status = Some("adopted".into());
+    assert!(check_witness_rows(&value, "demo", &rows, None).is_err());
+    rows[2].status = Some("intact".into());
+    assert_eq!(check_witness_rows(&value, "demo", &rows, None), Ok(0));
+
+    // Signed rows: a good signature counts, a bad one or another key is a break.
+    let secret = SigningSecret::from_hex(&"11".repeat(32)).unwrap();
+    let key = secret.public_key_hex();
+    let mut signed = rows.clone();
+    for row in &mut signed {
+        row.signature = Some(secret.sign_head("demo", row.seq, &row.head));
+        row.public_key = Some(key.clone());
+    }
+    assert_eq!(
+        check_witness_rows(&value, "demo", &signed, Some(&key)),
+        Ok(4)
+    );
+    let other = SigningSecret::from_hex(&"22".repeat(32)).unwrap();
+    let found =
+        check_witness_rows(&value, "demo", &signed, Some(&other.public_key_hex())).unwrap_err();
+    assert!(found.problem.contains("another key"), "{found}");
+    signed[1].signature = Some(secret.sign_head("demo", 2, &"f".repeat(64)));
+    let found = check_witness_rows(&value, "demo", &signed, None).unwrap_err();
+    assert_eq!(found.location, "index write 2");
+    assert!(found.problem.contains("forged"), "{found}");
 }

@@ -74,11 +74,15 @@ pub fn render(format: Format, comparison: &Comparison) -> Result<String, CliErro
             }],
             changes: &comparison.changes,
         })),
-        Format::Sarif => Ok(sarif::render(&sarif::Gate {
-            fail_on: comparison.fail_on,
-            tripped: comparison.gate_tripped,
-            changes: &comparison.changes,
-        })),
+        // `diff` keeps no ledger: the default scope (no ledger named, no chain result).
+        Format::Sarif => Ok(sarif::render(
+            &sarif::Gate {
+                fail_on: comparison.fail_on,
+                tripped: comparison.gate_tripped,
+                changes: &comparison.changes,
+            },
+            &sarif::Scope::default(),
+        )),
     }
 }
 

@@ -126,6 +126,27 @@ pub fn short_tool_digests(
         .collect()
 }
 
+/// Checks a stored surface against the entry that names it: its tools must give the entry's
+/// `tool_digest`, and its identity and digest the entry's `surface_key`. The entry is covered
+/// by the chain's head, so a surface record replaced in the store fails here.
+pub fn check_surface(entry: &Entry, surface: &Surface) -> Result<(), String> {
+    let digest = surface.tool_digest();
+    if entry.tool_digest.as_deref() != Some(digest.as_str()) {
+        return Err(format!(
+            "its tools digest to {digest}, the entry names {}",
+            entry.tool_digest.as_deref().unwrap_or("no digest")
+        ));
+    }
+    let key = StoredSurface::key_for(&surface.identity, &digest);
+    if entry.surface_key.as_deref() != Some(key.as_str()) {
+        return Err(format!(
+            "its identity and tools address it as {key}, the entry names {}",
+            entry.surface_key.as_deref().unwrap_or("no record")
+        ));
+    }
+    Ok(())
+}
+
 /// Key prefix of the stored surface records.
 pub const SURFACE_KEY_PREFIX: &str = "surface-";
 /// Key prefix of the insight cache records ([`crate::insight`]).
@@ -176,6 +197,16 @@ pub enum LedgerError {
     SurfaceGone {
         /// The record key.
         key: String,
+    },
+    /// A surface record named by the index reads, but is not the surface its entry names: its
+    /// tools or identity do not give the digest and key the (chained) entry holds. The record
+    /// was replaced in the store; it must never serve as a baseline.
+    #[error("surface record {key:?} of the ledger is not the surface its entry names: {problem}")]
+    SurfaceMismatch {
+        /// The record key.
+        key: String,
+        /// What differs.
+        problem: String,
     },
     /// A surface record named by the index could not be read, even after retries: damaged,
     /// of another shape, or the store failed. The entry must be kept as it is.
@@ -382,7 +413,15 @@ impl Ledger {
                 Err(error) => Err(error.to_string()),
             };
             match read {
-                Ok(surface) => return Ok(Some(surface)),
+                Ok(surface) => {
+                    return match check_surface(entry, &surface) {
+                        Ok(()) => Ok(Some(surface)),
+                        Err(problem) => Err(LedgerError::SurfaceMismatch {
+                            key: key.clone(),
+                            problem,
+                        }),
+                    };
+                }
                 Err(why) => {
                     tracing::warn!(key, attempt, problem = %why, "surface record unreadable");
                     problem = why;
@@ -393,6 +432,24 @@ impl Ledger {
             key: key.clone(),
             problem,
         })
+    }
+
+    /// Reads every surface record the index names and checks each against its entry
+    /// ([`check_surface`]): `verify`'s check that no baseline was planted. Returns the number
+    /// checked, or the first entry whose record is gone, unreadable or not its surface.
+    pub async fn check_surfaces(
+        &self,
+        storage: &impl Storage,
+    ) -> Result<usize, (String, LedgerError)> {
+        let mut checked = 0;
+        for entry in self.servers.values() {
+            match Ledger::load_surface(storage, entry).await {
+                Ok(Some(_)) => checked += 1,
+                Ok(None) => {}
+                Err(error) => return Err((entry.server_url.clone(), error)),
+            }
+        }
+        Ok(checked)
     }
 
     /// The entry of a server, if it was seen before.

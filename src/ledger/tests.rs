@@ -190,6 +190,7 @@ fn an_index_too_large_loses_old_history_first_then_refuses() {
 #[test]
 fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
     let mut ledger = Ledger::empty("DEFAULT");
+    crate::chain::open(&mut ledger, None, &[]);
     let tools = json!([
         {"name": "a", "inputSchema": {"type": "object"}},
         {"name": "b", "description": "B", "inputSchema": {"type": "object"}},
@@ -252,6 +253,7 @@ fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
 #[test]
 fn values_go_before_history_and_leave_the_chain_intact() {
     let mut ledger = Ledger::empty("DEFAULT");
+    crate::chain::open(&mut ledger, None, &[]);
     let text = "Reads a file of the repository. ".repeat(12);
     let change = Change::new(
         ChangeClass::ToolDescriptionChanged,

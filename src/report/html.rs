@@ -137,6 +137,8 @@ pub const STYLE: &str = r#"
 :root { --high: #b3261e; --high-bg: #fde7e5; --medium: #8a5300; --medium-bg: #fff1d6;
   --low: #35618f; --low-bg: #e6eef8; --ok: #1e6b34; --line: #d8dce1; --muted: #5b6470; }
 * { box-sizing: border-box; }
+.chain-alert { border: 2px solid var(--high); background: var(--high-bg); color: var(--high);
+  font-weight: 600; padding: .6em .8em; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #1b1f24; background: #f6f7f9; }
 header, main { max-width: 1400px; margin: 0 auto; padding: 16px 24px; }
 header h1 { margin: 0 0 4px; font-size: 22px; }
@@ -197,6 +199,13 @@ pub fn render(page: &Page<'_>) -> String {
         escape(&page.summary.observed_at.to_rfc3339())
     );
     render_summary(&mut html, page.summary);
+    for alert in page.summary.chain_alerts() {
+        let _ = writeln!(
+            html,
+            "<p class=\"chain-alert\" role=\"alert\">{}</p>",
+            escape(&alert)
+        );
+    }
     html.push_str("</header>\n<main>\n");
     render_servers(&mut html, page);
     render_changes(&mut html, page);

@@ -1,16 +1,25 @@
-//! The change rows as a SARIF 2.1.0 log, for code-scanning tools and CI dashboards.
+//! The change rows as a SARIF 2.1.0 log, for code scanning (GitHub's included) and CI dashboards.
 //!
-//! One run, one rule per change class (all of them, in [`ChangeClass::ALL`] order, each with
-//! its help text), one result per change row. A result's level follows the row's severity
-//! (high → `error`, medium → `warning`, low → `note`); its location is logical only (there is
-//! no source file): the server, the tool, and a JSON pointer into the server's surface. The
-//! `--fail-on` level and whether it tripped are the run's `properties` and its invocation's
-//! exit code. `docs/core.md` describes the mapping.
+//! One run. Rules: one per change class (all of them, in [`ChangeClass::ALL`] order), then
+//! [`CHAIN_RULE`] for a ledger whose hash chain is not intact; each has help text and a
+//! `helpUri` into the README's SARIF section ([`help_uri`]). Results: one per ledger chain that
+//! is not intact (first, so a log cut to size keeps them), then one per change row.
+//!
+//! Code scanning files an alert only under a physical location, and a remote server has no
+//! source file: every result names a file a repository can hold, the server's artifact path
+//! ([`artifact_path`], `mcp-surface-ledger/<host>/<path>.json`; a ledger's own is
+//! [`ledger_artifact_path`]), at line 1, beside its logical locations (the server, the tool,
+//! and a JSON pointer into the server's surface). A change's level is `error` when its
+//! severity is high or it breaks callers, `warning` for medium, `note` for low ([`level`]); a
+//! broken chain is an `error`, any other status but `new` and `intact` a `warning`.
+//! `automationDetails.id` names the ledger ([`Scope::automation_id`]), so code scanning keeps
+//! one category per ledger. The `--fail-on` level and whether it tripped are the run's
+//! `properties` and its invocation's exit code. `README.md` (SARIF) describes the mapping.
 
 use serde_json::{Map, Value, json};
 
-use super::ChangeRow;
-use crate::diff::{ChangeClass, Severity};
+use super::{ChainAnchor, ChangeRow, SummaryRow};
+use crate::diff::{ChangeClass, Compatibility, Severity};
 use crate::gate::FailOn;
 use crate::risk::unicode::escape_invisible;
 use crate::surface::{hash_value, pointer_segment};
@@ -25,6 +34,35 @@ pub const RECORD_KEY: &str = "REPORT.sarif";
 /// The key under which `partialFingerprints` carries a change's identity.
 pub const FINGERPRINT_KEY: &str = "mcpSurfaceChange/v1";
 
+/// The key under which `partialFingerprints` carries the identity of a chain finding.
+pub const CHAIN_FINGERPRINT_KEY: &str = "mcpSurfaceLedgerChain/v1";
+
+/// The id of the rule of a ledger whose hash chain a run did not find intact.
+pub const CHAIN_RULE: &str = "ledger_chain_not_intact";
+
+/// The directory every artifact path starts with.
+pub const ARTIFACT_ROOT: &str = "mcp-surface-ledger";
+
+/// Where the tool is described (`tool.driver.informationUri`): the `homepage` of Cargo.toml,
+/// or, while it sets none, the Apify Store's search for the Actor (whose page is the README).
+pub const INFORMATION_URI: &str = non_empty_or(
+    env!("CARGO_PKG_HOMEPAGE"),
+    "https://apify.com/store?search=mcp-surface-ledger",
+);
+
+/// The README heading every rule's help points to (the anchor GitHub and the Apify Store give
+/// "SARIF for code-scanning tools").
+pub const HELP_ANCHOR: &str = "sarif-for-code-scanning-tools";
+
+const fn non_empty_or(value: &'static str, fallback: &'static str) -> &'static str {
+    if value.is_empty() { fallback } else { value }
+}
+
+/// The `helpUri` of every rule: the README's SARIF section.
+pub fn help_uri() -> String {
+    format!("{INFORMATION_URI}#{HELP_ANCHOR}")
+}
+
 /// What a SARIF log describes: the gate decision and the change rows.
 #[derive(Debug, Clone, Copy)]
 pub struct Gate<'a> {
@@ -36,22 +74,86 @@ pub struct Gate<'a> {
     pub changes: &'a [ChangeRow],
 }
 
+/// The ledger a log speaks for, and the ledgers whose chain its run did not find intact.
+/// The default scope (no ledger, no chain) is that of `diff`, which keeps no ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The ledger the changes were recorded in (`ledger_name`; a sharded watch's own name).
+    pub ledger: Option<String>,
+    /// Each ledger whose chain status is neither `new` nor `intact`, with its chain fields.
+    pub chains: Vec<LedgerChain>,
+}
+
+/// The chain fields of one ledger, as a run's summary row (or a shard item) has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerChain {
+    /// The ledger's name (a shard's is `<ledger_name>-shard-<k>`).
+    pub ledger: String,
+    /// Its chain fields.
+    pub anchor: ChainAnchor,
+}
+
+impl Scope {
+    /// The scope of a run from its summary row: its ledger, and every chain it (or, for a
+    /// sharded watch, each of its shards) did not find intact.
+    pub fn of_summary(summary: &SummaryRow) -> Self {
+        let own = std::iter::once((&summary.ledger_name, &summary.chain));
+        let shards = summary
+            .shards
+            .iter()
+            .flatten()
+            .map(|shard| (&shard.ledger_name, &shard.chain));
+        Scope {
+            ledger: Some(summary.ledger_name.clone()).filter(|name| !name.is_empty()),
+            chains: own
+                .chain(shards)
+                .filter(|(_, anchor)| anchor.is_not_intact())
+                .map(|(ledger, anchor)| LedgerChain {
+                    ledger: ledger.clone(),
+                    anchor: anchor.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// `runs[0].automationDetails.id`: `mcp-surface-ledger/<ledger>/` for a run's log,
+    /// `mcp-surface-ledger/` for `diff`. Code scanning takes what precedes the last `/` as the
+    /// category, so the logs of two ledgers uploaded to one repository never close each
+    /// other's alerts.
+    pub fn automation_id(&self) -> String {
+        match &self.ledger {
+            Some(ledger) => format!("{ARTIFACT_ROOT}/{}/", file_segment(ledger)),
+            None => format!("{ARTIFACT_ROOT}/"),
+        }
+    }
+}
+
 /// The SARIF log of these changes, as pretty-printed JSON.
-pub fn render(gate: &Gate<'_>) -> String {
-    let mut text = serde_json::to_string_pretty(&log(gate)).unwrap_or_default();
+pub fn render(gate: &Gate<'_>, scope: &Scope) -> String {
+    let mut text = serde_json::to_string_pretty(&log(gate, scope)).unwrap_or_default();
     text.push('\n');
     text
 }
 
-/// The SARIF log in at most `limit` bytes (compact JSON): when every result does not fit, the
-/// last results are left out and the run's `results_omitted` property says how many.
+/// The SARIF log in at most `limit` bytes (compact JSON) with the default [`Scope`] (no
+/// ledger named, no chain result); a run's log comes from [`render_scoped_within`].
 pub fn render_within(gate: &Gate<'_>, limit: usize) -> Vec<u8> {
+    render_scoped_within(gate, &Scope::default(), limit)
+}
+
+/// The SARIF log in at most `limit` bytes (compact JSON): when every result does not fit, the
+/// last change results are left out and the run's `results_omitted` property says how many
+/// (chain results are few and always kept).
+pub fn render_scoped_within(gate: &Gate<'_>, scope: &Scope, limit: usize) -> Vec<u8> {
     let mut kept = gate.changes.len();
     loop {
-        let mut value = log(&Gate {
-            changes: &gate.changes[..kept],
-            ..*gate
-        });
+        let mut value = log(
+            &Gate {
+                changes: &gate.changes[..kept],
+                ..*gate
+            },
+            scope,
+        );
         if kept < gate.changes.len() {
             value["runs"][0]["properties"]["results_omitted"] = json!(gate.changes.len() - kept);
             value["runs"][0]["properties"]["changes_total"] = json!(gate.changes.len());
@@ -68,9 +170,26 @@ pub fn render_within(gate: &Gate<'_>, limit: usize) -> Vec<u8> {
 }
 
 /// The SARIF log of these changes, as a JSON value.
-pub fn log(gate: &Gate<'_>) -> Value {
+pub fn log(gate: &Gate<'_>, scope: &Scope) -> Value {
     let fail_on = serde_json::to_value(gate.fail_on).unwrap_or(Value::Null);
     let exit_code = i32::from(gate.tripped);
+    let mut rules: Vec<Value> = ChangeClass::ALL.iter().map(|c| rule(*c)).collect();
+    rules.push(chain_rule());
+    let results: Vec<Value> = scope
+        .chains
+        .iter()
+        .map(chain_result)
+        .chain(gate.changes.iter().map(result))
+        .collect();
+    let mut properties = json!({
+        "fail_on": fail_on,
+        "gate_tripped": gate.tripped,
+        "exit_code": exit_code,
+        "changes_total": gate.changes.len(),
+    });
+    if let Some(ledger) = &scope.ledger {
+        properties["ledger_name"] = json!(ledger);
+    }
     json!({
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -78,42 +197,71 @@ pub fn log(gate: &Gate<'_>) -> Value {
             "tool": {"driver": {
                 "name": env!("CARGO_PKG_NAME"),
                 "version": env!("CARGO_PKG_VERSION"),
-                "rules": ChangeClass::ALL.iter().map(|c| rule(*c)).collect::<Vec<_>>(),
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
             }},
+            "automationDetails": {"id": scope.automation_id()},
             "invocations": [{
                 "executionSuccessful": true,
                 "exitCode": exit_code,
                 "properties": {"fail_on": fail_on, "gate_tripped": gate.tripped},
             }],
-            "results": gate.changes.iter().map(result).collect::<Vec<_>>(),
-            "properties": {
-                "fail_on": fail_on,
-                "gate_tripped": gate.tripped,
-                "exit_code": exit_code,
-                "changes_total": gate.changes.len(),
-            },
+            "results": results,
+            "properties": properties,
         }],
     })
 }
 
-/// The SARIF level of a severity.
-pub fn level(severity: Severity) -> &'static str {
-    match severity {
+/// The SARIF level of a change: `error` when it is high severity or breaks callers, else
+/// `warning` for medium and `note` for low severity.
+pub fn level(change: &ChangeRow) -> &'static str {
+    if change.compatibility == Some(Compatibility::Breaking) {
+        return "error";
+    }
+    match change.severity {
         Severity::High => "error",
         Severity::Medium => "warning",
         Severity::Low => "note",
     }
 }
 
+/// The SARIF level of a chain status: `error` for `broken`, `warning` for any other status
+/// that is not `new` or `intact` (`adopted`, `unwitnessed`, and whatever a later build adds).
+pub fn chain_level(status: &str) -> &'static str {
+    if status == "broken" {
+        "error"
+    } else {
+        "warning"
+    }
+}
+
 /// The rule of one change class: its id is the class's wire name.
 fn rule(class: ChangeClass) -> Value {
     let (short, help) = rule_text(class);
+    rule_value(class.as_str(), short, help)
+}
+
+/// The rule of a ledger whose chain a run did not find intact.
+fn chain_rule() -> Value {
+    rule_value(
+        CHAIN_RULE,
+        "The ledger's hash chain is not intact",
+        "The run found the ledger's history chain broken (a stored record was edited, removed or replaced), adopted a ledger that had no chain, or could not tie its newest write to a witness. Compare the ledger with the heads kept outside it (`mcp-surface-ledger verify --heads`) before trusting its history; the result's message names the break.",
+    )
+}
+
+fn rule_value(id: &str, short: &str, help: &str) -> Value {
+    let uri = help_uri();
     json!({
-        "id": class.as_str(),
-        "name": pascal_case(class.as_str()),
-        "shortDescription": {"text": short},
+        "id": id,
+        "name": pascal_case(id),
+        "shortDescription": {"text": format!("{short}.")},
         "fullDescription": {"text": format!("{short}. {help}")},
-        "help": {"text": help},
+        "help": {
+            "text": format!("{help} More: {uri}"),
+            "markdown": format!("{help}\n\nSee [SARIF for code-scanning tools]({uri}) for what each result carries."),
+        },
+        "helpUri": uri,
         "properties": {"tags": ["mcp", "tool-surface"]},
     })
 }
@@ -211,6 +359,91 @@ pub fn pointer(change: &ChangeRow) -> String {
     pointer
 }
 
+/// The path, relative to a repository's root, under which code scanning files the results of
+/// one server: `mcp-surface-ledger/<host>/<path>.json`. `<host>` is the URL's host, with
+/// `_<port>` when the URL names a port that is not the scheme's default; `<path>` is the URL's
+/// path (and query) without its outer slashes, `/` written as `_`, `_root` when empty; an
+/// entry's view after `#` (`#authenticated`) is added as `.<view>`. Characters other than
+/// ASCII letters, digits, `.`, `_` and `-` become `-`. A label that is no URL (a `diff` side
+/// read from a file or stdin) gives `mcp-surface-ledger/local/<file name>.json`. The path
+/// depends on the server alone, so it is the same in every run, ledger and shard, and a
+/// repository can keep the server's snapshot there.
+pub fn artifact_path(server: &str) -> String {
+    let (dir, stem) = match url::Url::parse(server) {
+        Ok(url) if url.host_str().is_some() => {
+            let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
+            let dir = match url.port() {
+                Some(port) => format!("{host}_{port}"),
+                None => host.to_string(),
+            };
+            let mut stem = url.path().trim_matches('/').replace('/', "_");
+            if let Some(query) = url.query() {
+                stem.push('_');
+                stem.push_str(query);
+            }
+            if stem.is_empty() {
+                stem.push_str("_root");
+            }
+            if let Some(view) = url.fragment() {
+                stem.push('.');
+                stem.push_str(view);
+            }
+            (dir, stem)
+        }
+        _ => {
+            let name = server.rsplit(['/', '\\']).next().unwrap_or(server);
+            let name = name.strip_suffix(".json").unwrap_or(name);
+            ("local".to_string(), name.to_string())
+        }
+    };
+    format!(
+        "{ARTIFACT_ROOT}/{}/{}.json",
+        file_segment(&dir),
+        file_segment(&stem)
+    )
+}
+
+/// The path under which code scanning files a ledger's own results (its chain):
+/// `mcp-surface-ledger/<ledger>.ledger.json`, beside the servers' directories.
+pub fn ledger_artifact_path(ledger: &str) -> String {
+    format!("{ARTIFACT_ROOT}/{}.ledger.json", file_segment(ledger))
+}
+
+/// One segment of a repository path: ASCII letters, digits, `.`, `_` and `-` kept, anything
+/// else `-`; never empty, never starting with `.` (no hidden file, no `..`), at most 120
+/// characters (a longer one keeps its first 100 and a digest of the whole).
+fn file_segment(text: &str) -> String {
+    let mut segment: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if segment.is_empty() || segment.starts_with('.') {
+        segment.insert(0, '_');
+    }
+    if segment.len() > 120 {
+        let digest = hash_value(&json!(text));
+        let digest = digest.rsplit(':').next().unwrap_or(&digest);
+        segment.truncate(100);
+        segment.push('-');
+        segment.push_str(&digest[..digest.len().min(16)]);
+    }
+    segment
+}
+
+/// A location in a repository file, at its first line (a remote surface has no line numbers).
+fn physical_location(path: &str) -> Value {
+    json!({
+        "artifactLocation": {"uri": path},
+        "region": {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 2},
+    })
+}
+
 fn result(change: &ChangeRow) -> Value {
     let class = change.change_class;
     let index = ChangeClass::ALL.iter().position(|c| *c == class);
@@ -238,8 +471,13 @@ fn result(change: &ChangeRow) -> Value {
     } else {
         format!("{} of {subject}", change.field)
     };
+    let breaking = if change.compatibility == Some(Compatibility::Breaking) {
+        ", breaking"
+    } else {
+        ""
+    };
     let mut text = format!(
-        "{}: {what} on {server} ({} severity)",
+        "{}: {what} on {server} ({} severity{breaking})",
         class.as_str(),
         change.severity.as_str()
     );
@@ -250,11 +488,61 @@ fn result(change: &ChangeRow) -> Value {
     json!({
         "ruleId": class.as_str(),
         "ruleIndex": index,
-        "level": level(change.severity),
+        "level": level(change),
         "message": {"text": text},
-        "locations": [{"logicalLocations": locations}],
+        "locations": [{
+            "physicalLocation": physical_location(&artifact_path(&change.server_url)),
+            "logicalLocations": locations,
+        }],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint(change, &pointer)},
         "properties": properties(change, &pointer),
+    })
+}
+
+/// The result of a ledger whose chain is not intact: the status and the break in the message.
+fn chain_result(chain: &LedgerChain) -> Value {
+    let anchor = &chain.anchor;
+    let status = anchor.ledger_chain_status.as_deref().unwrap_or("unknown");
+    let ledger = escape_invisible(&chain.ledger);
+    let mut text = format!("{CHAIN_RULE}: the hash chain of ledger \"{ledger}\" is {status}");
+    match &anchor.ledger_chain_break {
+        Some(found) => {
+            text.push_str(": ");
+            text.push_str(&escape_invisible(found));
+        }
+        None if status == "adopted" => {
+            text.push_str(": the ledger had no chain and was taken as the chain's start")
+        }
+        None => {}
+    }
+    let fingerprint = hash_value(&json!([
+        chain.ledger,
+        status,
+        anchor.ledger_chain_break,
+        anchor.ledger_chain_prev_head,
+    ]));
+    json!({
+        "ruleId": CHAIN_RULE,
+        "ruleIndex": ChangeClass::ALL.len(),
+        "level": chain_level(status),
+        "message": {"text": text},
+        "locations": [{
+            "physicalLocation": physical_location(&ledger_artifact_path(&chain.ledger)),
+            "logicalLocations": [{
+                "name": ledger,
+                "fullyQualifiedName": format!("{}/{ledger}", crate::platform::LEDGER_STORE_NAME),
+                "kind": "resource",
+            }],
+        }],
+        "partialFingerprints": {CHAIN_FINGERPRINT_KEY: fingerprint},
+        "properties": {
+            "ledger_name": chain.ledger,
+            "ledger_chain_status": status,
+            "ledger_chain_break": anchor.ledger_chain_break,
+            "ledger_chain_seq": anchor.ledger_chain_seq,
+            "ledger_chain_head": anchor.ledger_chain_head,
+            "ledger_chain_prev_head": anchor.ledger_chain_prev_head,
+        },
     })
 }
 
@@ -290,7 +578,8 @@ fn properties(change: &ChangeRow, pointer: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::{Change, Compatibility};
+    use crate::diff::Change;
+    use crate::report::ShardOutcome;
     use chrono::Utc;
 
     fn row(class: ChangeClass, tool: Option<&str>, field: &str, severity: Severity) -> ChangeRow {
@@ -299,13 +588,237 @@ mod tests {
     }
 
     #[test]
-    fn levels_follow_severity() {
-        for (severity, expected) in [
-            (Severity::High, "error"),
-            (Severity::Medium, "warning"),
-            (Severity::Low, "note"),
+    fn levels_follow_severity_and_a_break_is_an_error() {
+        for (severity, compatibility, expected) in [
+            (Severity::High, None, "error"),
+            (Severity::Medium, None, "warning"),
+            (Severity::Low, None, "note"),
+            (Severity::Low, Some(Compatibility::Breaking), "error"),
+            (Severity::Medium, Some(Compatibility::Breaking), "error"),
+            (Severity::Medium, Some(Compatibility::Additive), "warning"),
         ] {
-            assert_eq!(level(severity), expected);
+            let mut change = row(
+                ChangeClass::InputSchemaChanged,
+                Some("t"),
+                "inputSchema",
+                severity,
+            );
+            change.compatibility = compatibility;
+            assert_eq!(level(&change), expected, "{severity:?} {compatibility:?}");
+        }
+    }
+
+    fn anchor(status: &str, found: Option<&str>) -> ChainAnchor {
+        ChainAnchor {
+            ledger_chain_status: Some(status.to_string()),
+            ledger_chain_break: found.map(str::to_string),
+            ledger_chain_seq: Some(4),
+            ..ChainAnchor::default()
+        }
+    }
+
+    fn summary(ledger: &str, chain: ChainAnchor) -> SummaryRow {
+        let mut summary = SummaryRow::tally(&[], &[]);
+        summary.ledger_name = ledger.to_string();
+        summary.chain = chain;
+        summary
+    }
+
+    #[test]
+    fn a_breaking_change_is_an_error_filed_under_its_servers_artifact_path() {
+        let mut breaking = row(
+            ChangeClass::InputSchemaChanged,
+            Some("t"),
+            "inputSchema",
+            Severity::Medium,
+        );
+        breaking.compatibility = Some(Compatibility::Breaking);
+        let scope = Scope::of_summary(&summary("fleet", anchor("intact", None)));
+        assert!(scope.chains.is_empty());
+        let log = log(
+            &Gate {
+                fail_on: FailOn::Breaking,
+                tripped: true,
+                changes: std::slice::from_ref(&breaking),
+            },
+            &scope,
+        );
+        let run = &log["runs"][0];
+        assert_eq!(run["automationDetails"]["id"], "mcp-surface-ledger/fleet/");
+        assert_eq!(run["tool"]["driver"]["informationUri"], INFORMATION_URI);
+        let result = &run["results"][0];
+        assert_eq!(result["level"], "error");
+        let physical = &result["locations"][0]["physicalLocation"];
+        assert_eq!(
+            physical["artifactLocation"]["uri"],
+            "mcp-surface-ledger/mcp.example.com/mcp.json"
+        );
+        assert_eq!(physical["region"]["startLine"], 1);
+        assert_eq!(
+            result["locations"][0]["logicalLocations"][1]["name"], "t",
+            "the tool stays a logical location"
+        );
+        assert!(
+            result["message"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("breaking")
+        );
+    }
+
+    #[test]
+    fn a_chain_not_intact_is_one_result_and_broken_is_an_error() {
+        let gate = Gate {
+            fail_on: FailOn::Never,
+            tripped: false,
+            changes: &[],
+        };
+        for (status, expected) in [
+            ("broken", Some("error")),
+            ("adopted", Some("warning")),
+            ("unwitnessed", Some("warning")),
+            ("new", None),
+            ("intact", None),
+        ] {
+            let found = "index: the head does not match its content";
+            let scope = Scope::of_summary(&summary("fleet", anchor(status, Some(found))));
+            let log = log(&gate, &scope);
+            let results = log["runs"][0]["results"].as_array().unwrap();
+            let Some(expected) = expected else {
+                assert!(results.is_empty(), "{status}");
+                continue;
+            };
+            assert_eq!(results.len(), 1, "{status}");
+            let result = &results[0];
+            assert_eq!(result["ruleId"], CHAIN_RULE);
+            assert_eq!(result["level"], expected, "{status}");
+            let rules = log["runs"][0]["tool"]["driver"]["rules"]
+                .as_array()
+                .unwrap();
+            assert_eq!(
+                rules[result["ruleIndex"].as_u64().unwrap() as usize]["id"],
+                CHAIN_RULE
+            );
+            let text = result["message"]["text"].as_str().unwrap();
+            assert!(text.contains(status) && text.contains(found), "{text}");
+            assert_eq!(
+                result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                "mcp-surface-ledger/fleet.ledger.json"
+            );
+        }
+    }
+
+    #[test]
+    fn each_shard_not_intact_gives_a_result_naming_its_ledger() {
+        let mut watch = summary("fleet", ChainAnchor::default());
+        let shard = |k: usize, chain: ChainAnchor| ShardOutcome {
+            shard: k,
+            ledger_name: format!("fleet-shard-{k}"),
+            servers: 1,
+            status: "succeeded".into(),
+            run_id: None,
+            dataset_id: None,
+            error: None,
+            chain,
+        };
+        watch.shards = Some(vec![
+            shard(1, anchor("intact", None)),
+            shard(2, anchor("broken", Some("server x: item 3 was edited"))),
+            shard(3, ChainAnchor::default()),
+            shard(4, anchor("unwitnessed", None)),
+        ]);
+        let scope = Scope::of_summary(&watch);
+        let ledgers: Vec<&str> = scope.chains.iter().map(|c| c.ledger.as_str()).collect();
+        assert_eq!(ledgers, ["fleet-shard-2", "fleet-shard-4"]);
+        let rows = [row(
+            ChangeClass::ToolAdded,
+            Some("x"),
+            "tool",
+            Severity::Low,
+        )];
+        let log = log(
+            &Gate {
+                fail_on: FailOn::Never,
+                tripped: false,
+                changes: &rows,
+            },
+            &scope,
+        );
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        let levels: Vec<&str> = results
+            .iter()
+            .map(|r| r["level"].as_str().unwrap())
+            .collect();
+        assert_eq!(levels, ["error", "warning", "note"]);
+        assert_eq!(results[0]["properties"]["ledger_name"], "fleet-shard-2");
+        assert_eq!(
+            log["runs"][0]["automationDetails"]["id"],
+            "mcp-surface-ledger/fleet/"
+        );
+    }
+
+    #[test]
+    fn artifact_paths_are_stable_relative_file_paths() {
+        let table = [
+            ("https://mcp.example.com/mcp", "mcp.example.com/mcp.json"),
+            ("https://mcp.example.com/", "mcp.example.com/_root.json"),
+            (
+                "https://mcp.example.com:443/v1/mcp/",
+                "mcp.example.com/v1_mcp.json",
+            ),
+            ("http://127.0.0.1:8123/mcp", "127.0.0.1_8123/mcp.json"),
+            ("http://[::1]:9/mcp", "--1_9/mcp.json"),
+            (
+                "https://a.example/mcp#authenticated",
+                "a.example/mcp.authenticated.json",
+            ),
+            ("https://a.example/s?k=v w", "a.example/s_k-v-20w.json"),
+            ("https://a.example/..", "a.example/_root.json"),
+            ("/tmp/x/after.json", "local/after.json"),
+            ("-", "local/-.json"),
+        ];
+        for (server, expected) in table {
+            assert_eq!(
+                artifact_path(server),
+                format!("mcp-surface-ledger/{expected}"),
+                "{server}"
+            );
+        }
+        let long = format!("https://a.example/{}", "p".repeat(300));
+        let path = artifact_path(&long);
+        assert!(path.len() < 160 && path == artifact_path(&long), "{path}");
+        assert_eq!(file_segment(".."), "_..");
+        assert_eq!(
+            ledger_artifact_path("fleet-shard-2"),
+            "mcp-surface-ledger/fleet-shard-2.ledger.json"
+        );
+        assert_eq!(
+            Scope::default().automation_id(),
+            "mcp-surface-ledger/",
+            "diff names no ledger"
+        );
+    }
+
+    #[test]
+    fn every_rule_links_its_help_to_the_readme() {
+        let log = log(
+            &Gate {
+                fail_on: FailOn::Never,
+                tripped: false,
+                changes: &[],
+            },
+            &Scope::default(),
+        );
+        let rules = log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap();
+        assert_eq!(rules.len(), ChangeClass::ALL.len() + 1);
+        for rule in rules {
+            assert_eq!(rule["helpUri"], help_uri());
+            assert!(help_uri().ends_with("#sarif-for-code-scanning-tools"));
+            let markdown = rule["help"]["markdown"].as_str().unwrap();
+            assert!(markdown.contains(&help_uri()), "{markdown}");
+            assert!(rule["help"]["text"].is_string());
         }
     }
 
@@ -350,14 +863,17 @@ mod tests {
             row(ChangeClass::ToolAdded, Some("x"), "tool", Severity::High),
             breaking,
         ];
-        let log = log(&Gate {
-            fail_on: FailOn::Breaking,
-            tripped: true,
-            changes: &rows,
-        });
+        let log = log(
+            &Gate {
+                fail_on: FailOn::Breaking,
+                tripped: true,
+                changes: &rows,
+            },
+            &Scope::default(),
+        );
         let run = &log["runs"][0];
         let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-        assert_eq!(rules.len(), ChangeClass::ALL.len());
+        assert_eq!(rules.len(), ChangeClass::ALL.len() + 1);
         assert!(rules.iter().all(|r| r["help"]["text"].is_string()));
         let results = run["results"].as_array().unwrap();
         assert_eq!(results.len(), 2);
@@ -367,7 +883,10 @@ mod tests {
             "input_schema_changed"
         );
         assert_eq!(results[0]["level"], "error");
-        assert_eq!(results[1]["level"], "warning");
+        assert_eq!(
+            results[1]["level"], "error",
+            "a breaking change is an error"
+        );
         assert_eq!(results[1]["properties"]["compatibility"], "breaking");
         let names: Vec<&str> = results[1]["locations"][0]["logicalLocations"]
             .as_array()
@@ -433,11 +952,14 @@ mod tests {
             Severity::High,
         );
         change.server_url = "https://a.example/\u{1b}[31m".into();
-        let log = log(&Gate {
-            fail_on: FailOn::Never,
-            tripped: false,
-            changes: std::slice::from_ref(&change),
-        });
+        let log = log(
+            &Gate {
+                fail_on: FailOn::Never,
+                tripped: false,
+                changes: std::slice::from_ref(&change),
+            },
+            &Scope::default(),
+        );
         let text = log["runs"][0]["results"][0]["message"]["text"]
             .as_str()
             .unwrap();

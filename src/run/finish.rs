@@ -98,7 +98,12 @@ pub(super) async fn finish<S: Storage>(
             tripped: gate_tripped,
             changes: &change_rows,
         };
-        let bytes = crate::report::sarif::render_within(&log, crate::platform::MAX_RECORD_BYTES);
+        let scope = crate::report::sarif::Scope::of_summary(&summary);
+        let bytes = crate::report::sarif::render_scoped_within(
+            &log,
+            &scope,
+            crate::platform::MAX_RECORD_BYTES,
+        );
         let record = Record::json(bytes);
         storage
             .put_record(Store::Default, crate::report::sarif::RECORD_KEY, record)
@@ -168,10 +173,8 @@ pub fn final_status(summary: &SummaryRow) -> String {
     if let Some(truncated) = &summary.registry_truncated {
         text.push_str(&format!("; registry walk cut short ({truncated})"));
     }
-    if let Some(found) = &summary.chain.ledger_chain_break {
-        text.push_str(&format!(
-            "; LEDGER CHAIN BROKEN ({found}): a new chain was started from the state found"
-        ));
+    if let Some(alert) = summary.chain.alert() {
+        text.push_str(&format!("; {alert}"));
     }
     text
 }

@@ -225,7 +225,12 @@ pub async fn run_with_input(
         options,
         now: Utc::now(),
     };
-    crate::chain::open(&mut ctx.ledger, ctx.input.ledger_signing_key.clone());
+    let witnesses = previous_witnesses(storage, &ctx.input.ledger_name).await;
+    crate::chain::open(
+        &mut ctx.ledger,
+        ctx.input.ledger_signing_key.clone(),
+        &witnesses,
+    );
     let fleet = gather_fleet(storage, &ctx.client, &ctx.input).await;
     let planned = targets::plan(&fleet.entries, &rules);
 
@@ -265,6 +270,45 @@ pub async fn run_with_input(
     // The semaphore is never closed; if it were, finish without waiting.
     let _turn = options.finish_turn.0.acquire().await.ok();
     finish(&mut ctx, &fleet, results).await
+}
+
+/// The heads of `ledger_name` a run finds outside the ledger store: the summary row the
+/// previous run left as `OUTPUT` in the default store. Locally the default store outlives a
+/// run, so a write made after the last run (a forged next write) shows as unwitnessed; on the
+/// platform each run has a store of its own and none is found here (`verify` reads past runs).
+/// An `OUTPUT` of another ledger, or none, gives nothing to compare.
+async fn previous_witnesses(
+    storage: &impl Storage,
+    ledger_name: &str,
+) -> Vec<crate::chain::Witness> {
+    let record = match storage
+        .get_record(crate::platform::Store::Default, "OUTPUT")
+        .await
+    {
+        Ok(Some(record)) => record,
+        Ok(None) => return Vec::new(),
+        Err(error) => {
+            tracing::warn!("cannot read the previous run's OUTPUT to check the chain: {error}");
+            return Vec::new();
+        }
+    };
+    let Ok(row) = serde_json::from_slice::<serde_json::Value>(&record.bytes) else {
+        tracing::warn!(
+            "the previous run's OUTPUT is not JSON: the chain is checked against itself only"
+        );
+        return Vec::new();
+    };
+    match crate::chain::heads::witnesses_in(&[row], ledger_name, |_| {
+        "the previous run's summary (OUTPUT)".to_string()
+    }) {
+        Ok(witnesses) => witnesses,
+        Err(problem) => {
+            tracing::warn!(
+                "the previous run's OUTPUT names no usable head ({problem}): the chain is checked against itself only"
+            );
+            Vec::new()
+        }
+    }
 }
 
 /// Probes every target with at most `concurrency` in flight, under both deadlines, and records

@@ -173,6 +173,7 @@ pub(super) async fn record_readable<S: Storage>(
     };
     let mut identity_signal = None;
     let mut lost_baseline = None;
+    let mut tampered: Option<String> = None;
     let (status, changes) = match ledger.entry(key) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => {
@@ -181,13 +182,29 @@ pub(super) async fn record_readable<S: Storage>(
             let previous = if !same_tools {
                 match Ledger::load_surface(storage, entry).await {
                     Ok(previous) => previous,
-                    // A record that is gone (swept, deleted by hand) starts a new baseline, and
-                    // one `baseline_lost` change says the surface moved meanwhile.
-                    Err(LedgerError::SurfaceGone { key }) => {
-                        lost_baseline = Some(format!(
-                            "the stored surface {key} is gone; a new baseline was recorded \
-                             instead of a comparison"
-                        ));
+                    // A record that is gone (swept, deleted by hand) starts a new baseline;
+                    // one that is not the surface its chained entry names was planted, and the
+                    // ledger is damaged (the chain says so). Either way the per-tool digests the
+                    // entry holds name what changed, in one `baseline_lost` change.
+                    Err(
+                        error @ (LedgerError::SurfaceGone { .. }
+                        | LedgerError::SurfaceMismatch { .. }),
+                    ) => {
+                        match error {
+                            LedgerError::SurfaceMismatch { key, problem } => {
+                                tampered = Some(format!(
+                                    "the stored baseline {key} is not the surface the ledger's \
+                                     chained entry names ({problem}): it was replaced in the \
+                                     store, so it was not used; the chained per-tool digests \
+                                     were compared instead"
+                                ))
+                            }
+                            _ => {
+                                lost_baseline = Some(format!(
+                                    "{error}; a new baseline was recorded instead of a comparison"
+                                ))
+                            }
+                        }
                         changes.push(crate::changes::baseline_lost(
                             entry.tool_digest.as_deref().unwrap_or_default(),
                             entry.tool_digests.as_ref(),
@@ -234,6 +251,10 @@ pub(super) async fn record_readable<S: Storage>(
             (LedgerStatus::Compared, changes)
         }
     };
+    if let Some(why) = &tampered {
+        crate::chain::mark_broken(ledger, &format!("server {key}: {why}"));
+        row.error = Some(why.clone());
+    }
     let status = match lost_baseline {
         Some(note) => {
             row.error = Some(note);
@@ -301,7 +322,10 @@ pub(super) async fn record_readable<S: Storage>(
         row: ServerRow {
             final_url: Some(observation.final_url.to_string()),
             ok: true,
-            reason_code: Some(ReasonCode::Ok),
+            reason_code: Some(match tampered {
+                Some(_) => ReasonCode::BaselineTampered,
+                None => ReasonCode::Ok,
+            }),
             http_status: Some(observation.http_status),
             transport: Some(observation.transport.clone()),
             protocol_version: Some(observation.protocol_version.clone()),

@@ -94,6 +94,9 @@ pub struct ServersView {
     pub servers_total: usize,
     /// The watched servers, by URL.
     pub servers: Vec<ServerView>,
+    /// One loud sentence per ledger whose chain is not intact (broken, started again by a
+    /// run, or adopted), naming the ledger; empty when every chain checks.
+    pub chain_alerts: Vec<String>,
 }
 
 /// The remembered history of one server.
@@ -179,7 +182,12 @@ impl<S: Storage> LedgerReader<S> {
         let ledgers = self.ledgers(ledger_name).await?;
         let mut servers = Vec::new();
         let mut updated_at = None;
+        let mut chain_alerts = Vec::new();
         for ledger in &ledgers {
+            let index = serde_json::to_value(ledger).unwrap_or(Value::Null);
+            if let Some(alert) = crate::chain::alert(&index) {
+                chain_alerts.push(format!("{}: {alert}", ledger.ledger_name));
+            }
             let mut insight = None;
             for entry in ledger.servers.values() {
                 let risk = self.risk_of(&ledger.ledger_name, entry, &mut insight).await;
@@ -192,6 +200,7 @@ impl<S: Storage> LedgerReader<S> {
             updated_at: updated_at.unwrap_or_else(Utc::now),
             servers_total: servers.len(),
             servers,
+            chain_alerts,
         })
     }
 

@@ -542,7 +542,8 @@ async fn write_sarif(
             .any(|r| r.outcome.status == GATE_TRIPPED),
         changes: &merged.changes,
     };
-    let bytes = sarif::render_within(&gate, crate::platform::MAX_RECORD_BYTES);
+    let scope = sarif::Scope::of_summary(&merged.summary);
+    let bytes = sarif::render_scoped_within(&gate, &scope, crate::platform::MAX_RECORD_BYTES);
     storage
         .put_record(Store::Default, sarif::RECORD_KEY, Record::json(bytes))
         .await?;

@@ -321,7 +321,7 @@ fn depart(
 /// Loads a shard ledger and opens its chain for the next write.
 async fn open<S: Storage>(context: &MoveContext<'_, S>, name: &str) -> Result<Ledger, MoveError> {
     let mut ledger = Ledger::load(context.storage, name).await?;
-    chain::open(&mut ledger, context.signer.clone());
+    chain::open(&mut ledger, context.signer.clone(), &[]);
     if let Some(found) = ledger.chain.as_ref().and_then(|c| c.opened.broken.clone()) {
         tracing::error!(ledger = name, %found, "LEDGER CHAIN BROKEN: a new chain starts with this move");
     }

@@ -4,7 +4,8 @@
 #   target/peers/venv/          Python venv with the official SDK (mcp 2.3.x) and feedparser
 #                               (the Atom parser of tests/serve_pages.rs)
 #   target/peers/sarif-venv/    Python venv with the SARIF schema and a SARIF reader (sarif-requirements.txt)
-#   target/peers/node/          npm install of @modelcontextprotocol/server-everything (pinned by package-lock.json)
+#   target/peers/node/          npm install of @modelcontextprotocol/server-everything and
+#                               @microsoft/sarif-multitool (GitHub's SARIF rules; pinned by package-lock.json)
 # Tests skip a peer that is not installed, so this script is optional for `cargo test`.
 set -euo pipefail
 
@@ -67,8 +68,13 @@ elif command -v npm >/dev/null 2>&1; then
   else
     (cd "$node_dir" && npm install --no-audit --no-fund --loglevel=error)
   fi
+  # The Multitool's own postinstall makes its native binary executable; npm may skip install
+  # scripts, so do it here too.
+  for binary in "$node_dir"/node_modules/@microsoft/sarif-multitool-*/Sarif.Multitool; do
+    if [ -f "$binary" ]; then chmod u+x "$binary"; fi
+  done
   rm -f "$node_dir"/.installed-*
   touch "$node_stamp"
 else
-  echo "peers: npm not found, server-everything tests will be skipped" >&2
+  echo "peers: npm not found, server-everything and SARIF Multitool tests will be skipped" >&2
 fi

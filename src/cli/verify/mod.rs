@@ -1,12 +1,16 @@
-//! `verify`: recomputes a ledger's hash chain ([`crate::chain`]), compares it with the heads
-//! past runs witnessed, and reports the first break with where it is.
+//! `verify`: recomputes a ledger's hash chain ([`crate::chain`]), checks every surface record
+//! against the entry that names it, compares the chain with the heads past runs witnessed and
+//! with the key that signed them, and reports the first break with where it is, or the writes
+//! no run witnessed.
 //!
 //! The heads come from a file (`--heads`: summary rows exported from past runs' datasets,
-//! [`heads`]) or, on the Apify platform without a file, from the summary rows of the Actor's
-//! past runs read through the API ([`runs`]).
+//! [`crate::chain::heads`]) or, on the Apify platform without a file, from the summary rows of
+//! the Actor's past runs read through the API ([`runs`]).
 //!
-//! Exit codes: 0 intact, 1 broken, 2 bad input (no such ledger, unreadable heads file or key),
-//! 3 storage failure.
+//! Exit codes: 0 intact (or, with no witness at all, consistent with itself: the verdict says
+//! so), 1 broken, 2 bad input (no such ledger, unreadable heads file or key), 3 storage
+//! failure, 4 writes after the newest witnessed one (and, with `--require-witness`, no witness
+//! at all).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,15 +19,22 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::CliError;
-use crate::chain::{self, Break, GenesisKind, HeadsChecked, Witness};
+pub use crate::chain::heads::parse_heads;
+use crate::chain::{self, Break, GenesisKind, LogItem, Witness};
+use crate::ledger::Ledger;
 use crate::platform::{ApiClient, PlatformEnv, Runs, Storage, Store};
 use crate::serve::backend::Backend;
-pub use heads::parse_heads;
 use runs::RunsRead;
 
-pub mod heads;
 pub mod moves;
 pub mod runs;
+
+/// Exit code: the chain holds and its newest write is witnessed (or no witness was given).
+pub const EXIT_INTACT: u8 = 0;
+/// Exit code: a break was found.
+pub const EXIT_BROKEN: u8 = 1;
+/// Exit code: writes after the newest witnessed one (or no witness, when one is required).
+pub const EXIT_UNWITNESSED: u8 = 4;
 
 /// What the operator asked `verify` for.
 #[derive(Debug, Clone)]
@@ -37,6 +48,36 @@ pub struct VerifyArgs {
     pub heads: Option<PathBuf>,
     /// An Ed25519 public key (hex) the heads must be signed with.
     pub public_key: Option<String>,
+    /// Fail (exit 4) when no witness outside the ledger was consulted.
+    pub require_witness: bool,
+}
+
+/// What `verify` concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every check passed and the newest write is witnessed.
+    Intact,
+    /// Every check passed, but no witness outside the ledger was given: this proves only that
+    /// the ledger agrees with itself.
+    SelfConsistent,
+    /// Every check passed, but writes came after the newest witnessed one: nobody outside the
+    /// ledger vouches for them.
+    Unwitnessed,
+    /// A check failed ([`Verdict::found`]).
+    Broken,
+}
+
+/// Writes after the newest witnessed one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unwitnessed {
+    /// The newest write a witness matched (`None`: no witness matched any).
+    pub witnessed_up_to: Option<u64>,
+    /// The writes after it, oldest first: sequence number and head.
+    pub writes: Vec<LogItem>,
+    /// The entries the newest of them changed (the chain records this per write; the older
+    /// ones are known only by their heads).
+    pub newest_write_changed: Vec<String>,
 }
 
 /// The document `verify` prints.
@@ -46,7 +87,9 @@ pub struct Verdict {
     pub record_type: &'static str,
     /// The ledger checked.
     pub ledger_name: String,
-    /// Whether every check passed.
+    /// What `verify` concluded.
+    pub status: Status,
+    /// Whether no break was found (`status` is `intact` or `self_consistent`).
     pub intact: bool,
     /// The last index write's sequence number.
     pub seq: Option<u64>,
@@ -58,20 +101,48 @@ pub struct Verdict {
     pub heads_matched: usize,
     /// Witnessed heads older than the ledger's log of heads (not comparable).
     pub heads_too_old: usize,
+    /// Writes no witness vouches for, when witnesses were given and some writes came after
+    /// the newest one they name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unwitnessed: Option<Unwitnessed>,
+    /// Witness rows whose own signature was checked with the key they name.
+    pub witness_signatures_checked: usize,
+    /// Surface records checked against the entries that name them.
+    pub surfaces_checked: usize,
     /// Whether the head's signature was checked.
     pub signature_checked: bool,
+    /// Where the key the head was checked with came from: `operator` (`--public-key`),
+    /// `rows` (the key the witness rows name) or `ledger` (the index's own key, which proves
+    /// nothing against someone who can write the store).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_key_source: Option<&'static str>,
     /// Where the witnessed heads came from: `file`, `runs` (past runs' datasets on the
     /// platform) or `none`.
     pub heads_source: &'static str,
     /// On the platform: which runs were read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<RunsRead>,
-    /// What the operator should know about the check, e.g. that older runs were not read.
+    /// What the operator should know about the check, e.g. that nothing outside the ledger
+    /// was consulted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The first break: where, and what differs.
     #[serde(rename = "break")]
     pub found: Option<Break>,
+}
+
+impl Verdict {
+    /// The exit code for this verdict ([`EXIT_INTACT`], [`EXIT_BROKEN`],
+    /// [`EXIT_UNWITNESSED`]).
+    pub fn exit_code(&self, require_witness: bool) -> u8 {
+        match self.status {
+            Status::Intact => EXIT_INTACT,
+            Status::SelfConsistent if require_witness => EXIT_UNWITNESSED,
+            Status::SelfConsistent => EXIT_INTACT,
+            Status::Unwitnessed => EXIT_UNWITNESSED,
+            Status::Broken => EXIT_BROKEN,
+        }
+    }
 }
 
 impl Serialize for Break {
@@ -84,47 +155,121 @@ impl Serialize for Break {
     }
 }
 
-/// Checks a stored index (pure): its own chain, then the witnessed heads, then the signature.
+/// The key the head is checked with: the operator's, else the one the newest witness row
+/// names, else the index's own; with where it came from.
+fn signing_key<'a>(
+    index: &'a Value,
+    witnesses: &'a [Witness],
+    public_key: Option<&'a str>,
+) -> Option<(&'a str, &'static str)> {
+    if let Some(key) = public_key {
+        return Some((key, "operator"));
+    }
+    let from_rows = witnesses
+        .iter()
+        .filter(|w| w.public_key.is_some())
+        .max_by_key(|w| w.seq)
+        .and_then(|w| w.public_key.as_deref());
+    if let Some(key) = from_rows {
+        return Some((key, "rows"));
+    }
+    index
+        .pointer("/chain/public_key")
+        .and_then(Value::as_str)
+        .map(|key| (key, "ledger"))
+}
+
+/// Checks a stored index (pure): its own chain, its surface records (`surfaces`, checked by
+/// the caller), the rows that witness it, the witnessed heads, the signature, and which writes
+/// no witness reaches.
 pub fn verify(
     ledger_name: &str,
     index: &Value,
     witnesses: &[Witness],
     public_key: Option<&str>,
+    surfaces: Result<usize, Break>,
 ) -> Verdict {
     let chain = index.get("chain");
     let text = |key: &str| chain.and_then(|c| c.get(key)).cloned();
     let mut verdict = Verdict {
         record_type: "verify",
         ledger_name: ledger_name.to_string(),
+        status: Status::Broken,
         intact: false,
         seq: text("seq").and_then(|v| v.as_u64()),
         head: text("head").and_then(|v| v.as_str().map(str::to_string)),
         genesis: text("genesis"),
         heads_matched: 0,
         heads_too_old: 0,
+        unwitnessed: None,
+        witness_signatures_checked: 0,
+        surfaces_checked: 0,
         signature_checked: false,
+        public_key_source: None,
         heads_source: if witnesses.is_empty() { "none" } else { "file" },
         runs: None,
         note: None,
         found: None,
     };
     let outcome = chain::check_index(index)
+        .and_then(|()| {
+            verdict.surfaces_checked = surfaces?;
+            Ok(())
+        })
         .and_then(|()| rebase_break(index))
-        .and_then(|()| chain::check_heads(index, witnesses))
-        .and_then(|checked: HeadsChecked| {
+        .and_then(|()| {
+            verdict.witness_signatures_checked =
+                chain::check_witness_rows(index, ledger_name, witnesses, public_key)?;
+            chain::check_heads(index, witnesses)
+        })
+        .and_then(|checked| {
             verdict.heads_matched = checked.matched;
             verdict.heads_too_old = checked.too_old;
-            match public_key {
-                Some(key) => {
-                    verdict.signature_checked = true;
-                    chain::check_signature(index, key)
-                }
-                None => Ok(()),
+            if let Some((key, source)) = signing_key(index, witnesses, public_key) {
+                verdict.signature_checked = true;
+                verdict.public_key_source = Some(source);
+                chain::check_signature(index, key)?;
             }
+            Ok(checked.newest)
         });
     match outcome {
-        Ok(()) => verdict.intact = true,
         Err(found) => verdict.found = Some(found),
+        Ok(_) if witnesses.is_empty() => {
+            verdict.status = Status::SelfConsistent;
+            verdict.note = Some(
+                "no outside witness was consulted (no --heads file, not on the platform): this \
+                 proves only that the ledger agrees with itself, as a forger who rewrote it \
+                 whole would make it; pass the summary rows of past runs with --heads"
+                    .to_string(),
+            );
+        }
+        Ok(newest) => {
+            let writes = chain::unwitnessed_writes(index, newest);
+            verdict.status = if writes.is_empty() {
+                Status::Intact
+            } else {
+                Status::Unwitnessed
+            };
+            if !writes.is_empty() {
+                let changed = chain
+                    .and_then(|c| c.get("changed"))
+                    .and_then(|c| serde_json::from_value(c.clone()).ok())
+                    .unwrap_or_default();
+                verdict.unwitnessed = Some(Unwitnessed {
+                    witnessed_up_to: newest,
+                    writes,
+                    newest_write_changed: changed,
+                });
+            }
+        }
+    }
+    verdict.intact = matches!(verdict.status, Status::Intact | Status::SelfConsistent);
+    if verdict.public_key_source == Some("ledger") && verdict.note.is_none() {
+        verdict.note = Some(
+            "the head was checked with the public key the ledger itself names: whoever can \
+             write the store can replace key and signature; pass --public-key"
+                .to_string(),
+        );
     }
     verdict
 }
@@ -143,6 +288,25 @@ fn rebase_break(index: &Value) -> Result<(), Break> {
             genesis["reason"].as_str().unwrap_or("no reason recorded")
         ),
     })
+}
+
+/// Reads every surface record the index names and checks it against its entry.
+async fn check_surfaces(
+    storage: &impl Storage,
+    ledger_name: &str,
+    bytes: &[u8],
+) -> Result<usize, Break> {
+    let ledger = Ledger::from_bytes(ledger_name, bytes).map_err(|e| Break {
+        location: "index".to_string(),
+        problem: e.to_string(),
+    })?;
+    ledger
+        .check_surfaces(storage)
+        .await
+        .map_err(|(url, error)| Break {
+            location: format!("server {url}"),
+            problem: error.to_string(),
+        })
 }
 
 fn read_heads(path: &Path, ledger_name: &str) -> Result<Vec<Witness>, CliError> {
@@ -181,8 +345,8 @@ fn heads_from(args: &VerifyArgs, env: &PlatformEnv) -> Result<HeadsFrom, CliErro
     Ok(HeadsFrom::Runs(Box::new(runs), actor_id))
 }
 
-/// `verify`: prints the verdict as JSON to `out`; returns whether the ledger is intact.
-pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<bool, CliError> {
+/// `verify`: prints the verdict as JSON to `out`; returns it.
+pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<Verdict, CliError> {
     if let Some(key) = &args.public_key {
         chain::parse_public_key(key).map_err(CliError::BadInput)?;
     }
@@ -211,7 +375,14 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<bool, CliErro
         }
         HeadsFrom::Nothing => (Vec::new(), None),
     };
-    let mut verdict = verify(&args.ledger, &index, &witnesses, args.public_key.as_deref());
+    let surfaces = check_surfaces(&storage, &args.ledger, &record.bytes).await;
+    let mut verdict = verify(
+        &args.ledger,
+        &index,
+        &witnesses,
+        args.public_key.as_deref(),
+        surfaces,
+    );
     moves::cross_check(&storage, &args.ledger, &index, &mut verdict).await;
     if let Some(read) = read {
         verdict.heads_source = "runs";
@@ -229,5 +400,5 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<bool, CliErro
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| CliError::Runtime(format!("cannot write the output: {e}")))?;
-    Ok(verdict.intact)
+    Ok(verdict)
 }

@@ -98,15 +98,15 @@ pub fn check_moves(
 }
 
 /// `verify`'s cross-check of a ledger's moves against their source ledgers in `storage`: a
-/// mismatch makes the verdict broken (when it was intact so far); a source that cannot be
-/// read or parsed counts as absent.
+/// mismatch makes the verdict broken (when no earlier check found a break); a source that
+/// cannot be read or parsed counts as absent.
 pub async fn cross_check(
     storage: &impl Storage,
     ledger_name: &str,
     index: &Value,
     verdict: &mut super::Verdict,
 ) {
-    if !verdict.intact {
+    if verdict.status == super::Status::Broken {
         return;
     }
     let mut sources = std::collections::BTreeMap::new();
@@ -122,6 +122,7 @@ pub async fn cross_check(
         sources.get(name).cloned().flatten()
     });
     if let Err(found) = checked {
+        verdict.status = super::Status::Broken;
         verdict.intact = false;
         verdict.found = Some(found);
     }

@@ -10,8 +10,8 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::heads::witnesses_in;
 use crate::chain::Witness;
+use crate::chain::heads::witnesses_in;
 use crate::cli::CliError;
 use crate::platform::{ApiError, RunInfo, Runs};
 
@@ -25,12 +25,16 @@ pub const ROWS_PER_RUN: usize = 5;
 /// Dataset requests in flight at once.
 const IN_FLIGHT: usize = 8;
 /// The fields of a row a witness needs (`shards` for a sharded watch's coordinator).
-pub const FIELDS: [&str; 6] = [
+pub const FIELDS: [&str; 10] = [
     "record_type",
     "ledger_name",
     "ledger_chain_seq",
     "ledger_chain_head",
     "ledger_chain_prev_head",
+    "ledger_chain_status",
+    "ledger_chain_break",
+    "ledger_chain_signature",
+    "ledger_public_key",
     "shards",
 ];
 
@@ -97,9 +101,11 @@ pub async fn witnesses(
             continue;
         };
         let dataset = run.default_dataset_id.as_deref().unwrap_or("");
-        found.extend(witnesses_in(&rows, ledger_name, |_| {
+        let witnesses = witnesses_in(&rows, ledger_name, |_| {
             format!("run {} (dataset {dataset})", run.id)
-        }));
+        })
+        .map_err(|e| CliError::BadInput(format!("a summary row cannot serve as a witness: {e}")))?;
+        found.extend(witnesses);
     }
     Ok((found, read))
 }

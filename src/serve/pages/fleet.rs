@@ -16,6 +16,13 @@ pub fn render(nav: &Nav, servers: &ServersView, changes: &[FleetChange]) -> Stri
         "<p class=\"muted\">Ledger written {}. Read-only view; nothing here contacts a server.</p>",
         time(&servers.updated_at)
     );
+    for alert in &servers.chain_alerts {
+        let _ = writeln!(
+            body,
+            "<p class=\"chain-alert\" role=\"alert\">{}</p>",
+            escape(alert)
+        );
+    }
     stats(&mut body, servers, changes);
     body.push_str("<h2>Changes per run</h2>\n");
     body.push_str(&chart::render(
