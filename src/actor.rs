@@ -122,8 +122,8 @@ pub async fn watch(
     }
     // A watch that had shards first takes its entries back into its own ledger; a shard run's
     // ledger is fenced ([`shard::fence`]).
-    let witnesses = shard::plain::gather_into_plain(storage, &options, &input).await?;
-    let storage = shard::fence::RunStorage::new(storage, &input.ledger_name, witnesses);
+    let gathered = shard::plain::gather_into_plain(storage, &options, &input).await?;
+    let storage = shard::fence::RunStorage::new(storage, &input.ledger_name, gathered);
     run::run_with_input(&storage, charging, &options, input).await
 }
 

@@ -104,7 +104,8 @@ fn assert_chains_intact(root: &Path, when: &str) {
         );
         assert_ne!(
             index["chain"]["genesis"]["kind"], "rebased",
-            "{when}: {name}"
+            "{when}: {name}: {}",
+            index["chain"]["genesis"]
         );
         assert_eq!(
             mcp_surface_ledger::cli::verify::moves::check_moves(name, index, |source| indexes

@@ -17,13 +17,18 @@
 //! **The witnesses.** A run with `shards: 1` that first moved the entries of a sharded watch
 //! back into its own ledger ([`super::plain`]) made the last write of each shard ledger it
 //! emptied; its summary row (and OUTPUT) names those writes in `shards[]` items with status
-//! `retired`, as a coordinator's row does, so `verify --heads` finds them.
+//! `retired`, as a coordinator's row does, so `verify --heads` finds them. The move's writes of
+//! the watch's own ledger are this process's too: when the run reads the previous run's
+//! `OUTPUT` for the heads it checks its ledger against, it also finds them (a `shards[]` item
+//! added to what it reads), so they are not taken for writes nobody witnessed, just as a shard
+//! run never takes its coordinator's moves for such writes.
 
 use std::sync::Mutex;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::plain::{Gathered, retired_item};
 use super::plan::{LEGACY_BASE, location_of_ledger};
 use crate::platform::{Item, Record, Storage, StorageError, Store};
 use crate::report::ShardOutcome;
@@ -37,6 +42,9 @@ pub struct RunStorage<'a, S> {
     fence: Option<(String, Mutex<Option<Option<String>>>)>,
     /// `shards[]` items added to the run's summary row.
     witnesses: Vec<ShardOutcome>,
+    /// The item of the move's last write of the run's own ledger, added to the previous
+    /// `OUTPUT` the run reads for its witnessed heads.
+    own_move: Option<ShardOutcome>,
 }
 
 /// Whether `ledger_name` is a shard ledger of some watch, `<watch>-shard-<k>`.
@@ -54,15 +62,41 @@ fn digest(record: Option<&Record>) -> Option<String> {
 
 impl<'a, S: Storage> RunStorage<'a, S> {
     /// The storage of a run of `ledger_name`: fenced when it is a shard ledger; its summary row
-    /// gets `witnesses` as `shards[]` items (none: unchanged).
-    pub fn new(inner: &'a S, ledger_name: &str, witnesses: Vec<ShardOutcome>) -> Self {
+    /// gets the `retired` items of `gathered` as `shards[]` items (none: unchanged), and the
+    /// previous `OUTPUT` it reads names the move's write of its own ledger.
+    pub fn new(inner: &'a S, ledger_name: &str, gathered: Gathered) -> Self {
         let fence =
             is_shard_ledger(ledger_name).then(|| (ledger_name.to_string(), Mutex::new(None)));
+        let own_move = gathered
+            .own
+            .map(|anchor| retired_item(ledger_name, ledger_name, &anchor));
         RunStorage {
             inner,
             fence,
-            witnesses,
+            witnesses: gathered.retired,
+            own_move,
         }
+    }
+
+    /// The previous run's `OUTPUT` as this run reads it: with the move's write of its own
+    /// ledger added as a `shards[]` item (a summary row of the ledger when there is none).
+    fn output_with_move(&self, record: Option<Record>, item: &ShardOutcome) -> Option<Record> {
+        let mut row = record
+            .as_ref()
+            .and_then(|r| serde_json::from_slice::<Value>(&r.bytes).ok())
+            .filter(Value::is_object)
+            .unwrap_or_else(
+                || serde_json::json!({"record_type": "summary", "ledger_name": item.ledger_name}),
+            );
+        let item = serde_json::to_value(item).ok()?;
+        match row.get_mut("shards").and_then(Value::as_array_mut) {
+            Some(shards) => shards.push(item),
+            None => {
+                row.as_object_mut()?
+                    .insert("shards".to_string(), Value::Array(vec![item]));
+            }
+        }
+        Some(Record::json(serde_json::to_vec(&row).ok()?))
     }
 
     fn fenced_key(&self, store: Store, key: &str) -> Option<&Mutex<Option<Option<String>>>> {
@@ -138,6 +172,12 @@ impl<'a, S: Storage> RunStorage<'a, S> {
 impl<S: Storage> Storage for RunStorage<'_, S> {
     async fn get_record(&self, store: Store, key: &str) -> Result<Option<Record>, StorageError> {
         let record = self.inner.get_record(store, key).await?;
+        if let Some(item) = &self.own_move
+            && store == Store::Default
+            && key == "OUTPUT"
+        {
+            return Ok(self.output_with_move(record, item));
+        }
         if let Some(seen) = self.fenced_key(store, key) {
             let mut first = seen
                 .lock()

@@ -19,23 +19,34 @@ use crate::platform::Storage;
 use crate::report::{ChainAnchor, ShardOutcome};
 use crate::run::{self, RunError, RunOptions};
 
+/// What moving the entries back into the watch's own ledger wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Gathered {
+    /// The `shards[]` items that witness the last write of each ledger the move wrote, other
+    /// than the watch's own (the run writes that one next).
+    pub retired: Vec<ShardOutcome>,
+    /// The chain fields of the move's last write of the watch's own ledger, if it wrote it: the
+    /// run that follows takes that write as witnessed, as a shard run takes a coordinator's
+    /// moves ([`super::fence::RunStorage`]).
+    pub own: Option<ChainAnchor>,
+}
+
 /// Moves the entries a sharded watch keeps in its shard ledgers into the watch's own ledger,
-/// for the servers of `input`'s fleet; returns the `shards[]` items that witness the last write
-/// of each ledger the move wrote, other than the watch's own (the run writes that one next).
+/// for the servers of `input`'s fleet; returns what the move wrote.
 pub async fn gather_into_plain(
     storage: &impl Storage,
     options: &RunOptions,
     input: &Input,
-) -> Result<Vec<ShardOutcome>, RunError> {
+) -> Result<Gathered, RunError> {
     let Some(round) = Round::load(storage, &input.ledger_name).await else {
-        return Ok(Vec::new());
+        return Ok(Gathered::default());
     };
     let settled = round.moving_to.is_none()
         && round.of == 1
         && round.shards.is_empty()
         && round.placement.shards.values().all(|l| *l == PLAIN);
     if settled {
-        return Ok(Vec::new());
+        return Ok(Gathered::default());
     }
     let client = run::http_client(input, options)?;
     let fleet = run::gather_fleet(storage, &client, input).await;
@@ -60,7 +71,10 @@ pub async fn gather_into_plain(
     Round::new(1, Utc::now(), Vec::new(), settled.placement)
         .save(storage, &input.ledger_name)
         .await?;
-    Ok(retired(&input.ledger_name, &written))
+    Ok(Gathered {
+        retired: retired(&input.ledger_name, &written),
+        own: written.get(&input.ledger_name).cloned(),
+    })
 }
 
 /// The `shards[]` items (status [`RETIRED`]) of the ledgers a move wrote whose runs do not write
