@@ -160,7 +160,11 @@ pub async fn watch_asking(
         }
         shard::coordinate(storage, charging, &options, input, raw).await?
     } else {
-        run::run_with_input(storage, charging, &options, input).await?
+        // A watch that had shards first takes its entries back into its own ledger; a shard
+        // run's ledger is fenced ([`shard::fence`]).
+        let gathered = shard::plain::gather_into_plain(storage, &options, &input).await?;
+        let storage = shard::fence::RunStorage::new(storage, &input.ledger_name, gathered);
+        run::run_with_input(&storage, charging, &options, input).await?
     };
     Ok(Watched {
         outcome,

@@ -141,6 +141,10 @@ impl ExitCondition {
                 let parts: Vec<String> = [
                     (summary.servers_unreachable, "unreachable"),
                     (summary.servers_blocked, "blocked"),
+                    (
+                        summary.servers_baseline_unreadable,
+                        "with an unreadable baseline",
+                    ),
                 ]
                 .into_iter()
                 .filter(|(count, _)| *count > 0)
@@ -180,7 +184,7 @@ fn chain_problem(anchor: &crate::report::ChainAnchor) -> Option<&str> {
     anchor
         .ledger_chain_status
         .as_deref()
-        .filter(|status| !matches!(*status, "new" | "intact"))
+        .filter(|status| crate::chain::is_not_intact(status))
 }
 
 /// The text given was not an `exit_nonzero_on` value.

@@ -156,22 +156,6 @@ fn a_wrong_endpoint_and_a_login_wall_say_what_to_do() {
     assert!(printed.contains("server_credentials"), "{printed}");
 }
 
-/// A credential for a public `http://` origin would travel in cleartext: refused, with why.
-#[test]
-fn a_credential_over_plain_http_to_a_public_host_is_refused() {
-    let output = ledger(&[
-        "snapshot",
-        "http://mcp.example.com/mcp",
-        "--header",
-        "Authorization: Bearer canary-1f2e",
-    ]);
-    assert_eq!(output.status.code(), Some(2));
-    let printed = stderr(&output);
-    assert!(printed.contains("cleartext"), "{printed}");
-    assert!(printed.contains("https://"), "{printed}");
-    assert!(!printed.contains("canary-1f2e"), "{printed}");
-}
-
 /// An empty INPUT is an error that says what to write; `{}` says the example servers are used
 /// (run where no packet can leave: a network namespace without a route).
 #[test]

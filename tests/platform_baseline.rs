@@ -107,6 +107,15 @@ fn a_damaged_surface_record_keeps_the_entry_and_the_change_is_reported_later() {
             assert_eq!(server["ledger_status"], "unavailable", "{server}");
             assert_eq!(server["reason_code"], "BASELINE_UNREADABLE", "{server}");
             assert!(of_type(&rows, "change").is_empty());
+            // Counted on its own, not as unreachable, and named in the status message.
+            let summary = of_type(&rows, "summary")[0];
+            assert_eq!(summary["servers_baseline_unreadable"], 1, "{summary}");
+            assert_eq!(summary["servers_unreachable"], 0, "{summary}");
+            let (status, _) = fake.state().status_messages.last().cloned().unwrap();
+            assert!(
+                status.contains("1 with an unreadable stored baseline"),
+                "{status}"
+            );
             let gets = fake
                 .requests_to(axum::http::Method::GET, "/v2/key-value-stores/")
                 .iter()

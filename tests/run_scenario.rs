@@ -443,6 +443,7 @@ async fn two_runs_record_every_change_class_and_severity() {
         "servers_checked": 3,
         "servers_changed": 2,
         "servers_unreachable": 1,
+        "servers_baseline_unreadable": 0,
         "servers_requiring_auth": 1,
         "servers_auth_rejected": 0,
         "servers_allowing_anonymous_listing": 2,

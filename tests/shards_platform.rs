@@ -401,3 +401,113 @@ fn platform_the_most_skewed_split_of_2000_servers_finishes() {
         },
     );
 }
+
+/// The entries of every ledger of the watch `ledger` in the fake's ledger store: each entry key
+/// with the ledgers that hold it.
+fn platform_holders(
+    fake: &FakeApify,
+    ledger: &str,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    let state = fake.state();
+    let store = state.named_stores["mcp-tool-surface-ledger"].clone();
+    let mut held: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for ((store_id, key), (bytes, _)) in &state.records {
+        let ours = key == ledger || key.starts_with(&format!("{ledger}-shard-"));
+        if store_id != &store || !ours {
+            continue;
+        }
+        let index: Value = serde_json::from_slice(bytes).unwrap();
+        for entry in index["servers"].as_object().unwrap().keys() {
+            held.entry(entry.clone()).or_default().push(key.clone());
+        }
+    }
+    held
+}
+
+/// 1 → 3 → 2 → 1 → 4 shards on the platform: the shard runs are runs of the Actor, the plain
+/// runs the Actor itself; before each step a server that moves changes. Every server stays in
+/// exactly one ledger entry with its history, nobody is created again, the one change is
+/// found and a move makes none.
+#[test]
+fn platform_one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history() {
+    in_namespace(
+        "platform_one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history",
+        async {
+            use mcp_surface_ledger::shard::placement::{place, server_id};
+            let fake = FakeApify::start().await;
+            fake.with_actor(BINARY, pricing_env());
+            let mcp = CountingMcp::start(PUBLIC_IP).await;
+            let paths: Vec<String> = (0..SERVERS).map(|i| format!("/g{i}")).collect();
+            let tools_of = |i: usize, extra: usize| {
+                let mut tools = vec![tool(&format!("tool_{i}"), "Reads a thing")];
+                tools.extend((0..extra).map(|n| tool(&format!("added_{i}_{n}"), "Writes")));
+                tools
+            };
+            for (i, path) in paths.iter().enumerate() {
+                mcp.serve(path, surface(&format!("server-{i}"), "1", tools_of(i, 0)));
+            }
+            let urls: Vec<String> = paths.iter().map(|p| mcp.url(p)).collect();
+            let entries: Vec<Value> = urls.iter().map(|u| json!(u)).collect();
+            let ledger_for = |url: &String, shards: usize| match shards {
+                1 => "grow".to_string(),
+                n => format!(
+                    "grow-shard-{}",
+                    place(&entries, n).shards[&server_id(&json!(url))]
+                ),
+            };
+            let run = |shards: usize| {
+                let input = json!({"servers": urls, "ledger_name": "grow", "shards": shards});
+                fake.put_input(&input);
+                reset_dataset(&fake);
+                run_coordinator(&fake)
+            };
+            let output = run(1).await;
+            assert_exit(&fake, &output, 0);
+            let mut at: std::collections::BTreeMap<String, String> = urls
+                .iter()
+                .map(|u| (u.clone(), "grow".to_string()))
+                .collect();
+            let mut changed = [0usize; SERVERS];
+            for (step, shards) in [3usize, 2, 1, 4].into_iter().enumerate() {
+                let when = format!("step {step}: shards {shards}");
+                let moving: Vec<usize> = (0..SERVERS)
+                    .filter(|i| at[&urls[*i]] != ledger_for(&urls[*i], shards))
+                    .collect();
+                assert!(!moving.is_empty(), "{when}");
+                let i = moving[step % moving.len()];
+                changed[i] += 1;
+                mcp.serve(
+                    &paths[i],
+                    surface(&format!("server-{i}"), "1", tools_of(i, changed[i])),
+                );
+                let output = run(shards).await;
+                assert_exit(&fake, &output, 0);
+                let rows = fake.state().datasets[DATASET].clone();
+                let summary = rows.last().unwrap();
+                assert_eq!(summary["baselines_created"], 0, "{when}");
+                assert_eq!(summary["servers_compared"], SERVERS, "{when}");
+                let changes: Vec<&Value> = rows
+                    .iter()
+                    .filter(|r| r["record_type"] == "change")
+                    .collect();
+                assert_eq!(changes.len(), 1, "{when}: {changes:?}");
+                assert_eq!(changes[0]["server_url"], urls[i].as_str(), "{when}");
+                let held = platform_holders(&fake, "grow");
+                assert_eq!(held.len(), SERVERS, "{when}: {held:?}");
+                for url in &urls {
+                    assert_eq!(held[url], [ledger_for(url, shards)], "{when}: {url}");
+                    at.insert(url.clone(), ledger_for(url, shards));
+                }
+                // Every change recorded so far is still in its server's history.
+                let state = fake.state();
+                let store = state.named_stores["mcp-tool-surface-ledger"].clone();
+                for (n, count) in changed.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    let key = (store.clone(), at[&urls[n]].clone());
+                    let index: Value = serde_json::from_slice(&state.records[&key].0).unwrap();
+                    let history = index["servers"][&urls[n]]["history"].as_array().unwrap();
+                    assert_eq!(history.len(), *count, "{when}: server {n}");
+                }
+            }
+        },
+    );
+}

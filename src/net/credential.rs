@@ -49,12 +49,6 @@ pub enum CredentialError {
         "origin must look like \"https://host\" or \"https://host:port\" (no path, query, user or password): {0}"
     )]
     BadOrigin(String),
-    /// The origin is plain `http://` on a public host: the credential would cross the
-    /// internet in cleartext.
-    #[error(
-        "credential for {0}: refused, because over http:// it would travel in cleartext; use the https:// origin (plain http:// is accepted only for localhost, loopback and private IP addresses, which the operator must allow with --allow-private-targets)"
-    )]
-    Cleartext(String),
     /// The header name is not a valid HTTP token.
     #[error("credential for {origin}: header {header:?} is not a valid HTTP header name")]
     BadHeaderName {
@@ -161,21 +155,7 @@ fn parse_origin(text: &str) -> Result<(Origin, String), CredentialError> {
     }
     let origin = url.origin();
     let origin_text = origin.ascii_serialization();
-    if url.scheme() == "http" && !is_local_host(&url) {
-        return Err(CredentialError::Cleartext(origin_text));
-    }
     Ok((origin, origin_text))
-}
-
-/// Whether a URL's host is local enough for a credential to go over plain http: `localhost`
-/// (and names under `.localhost`), or a loopback or private IP address.
-fn is_local_host(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(name)) => name == "localhost" || name.ends_with(".localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || (ip.segments()[0] & 0xfe00) == 0xfc00,
-        None => false,
-    }
 }
 
 /// Checks a header name for a credential of `origin` (named in the error).
@@ -224,37 +204,6 @@ mod tests {
         let with_port = Credential::new("http://127.0.0.1:8080/", "X-Api-Key", "k").unwrap();
         assert!(with_port.applies_to(&Url::parse("http://127.0.0.1:8080/mcp").unwrap()));
         assert!(!with_port.applies_to(&Url::parse("http://127.0.0.1:8081/mcp").unwrap()));
-    }
-
-    #[test]
-    fn a_credential_never_goes_over_plain_http_to_a_public_host() {
-        for origin in [
-            "http://api.example.com",
-            "http://8.8.8.8:8080",
-            "http://[2001:db8::1]",
-        ] {
-            let error = Credential::new(origin, "Authorization", SECRET).unwrap_err();
-            let text = error.to_string();
-            assert!(
-                text.contains("cleartext") && text.contains("https://"),
-                "{text}"
-            );
-            assert!(!text.contains(SECRET), "{text}");
-        }
-        for origin in [
-            "http://localhost:8000",
-            "http://mcp.localhost",
-            "http://127.0.0.1:8000",
-            "http://10.1.2.3",
-            "http://192.168.1.9:3000",
-            "http://[::1]:8000",
-            "https://api.example.com",
-        ] {
-            assert!(
-                Credential::new(origin, "Authorization", SECRET).is_ok(),
-                "{origin}"
-            );
-        }
     }
 
     #[test]

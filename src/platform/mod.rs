@@ -124,6 +124,16 @@ pub enum StorageError {
         /// The limit.
         limit: usize,
     },
+    /// A ledger write was refused because another writer changed the record since this run
+    /// read it (a shard run fenced off after a newer coordinator moved entries,
+    /// [`crate::shard::fence`]).
+    #[error("ledger {key:?} not written: {why}")]
+    Fenced {
+        /// The ledger's record key.
+        key: String,
+        /// What changed.
+        why: String,
+    },
     /// A dataset item could not be serialized as JSON (a bug: rows always serialize).
     #[error("cannot serialize a dataset item: {0}")]
     Serialize(serde_json::Error),

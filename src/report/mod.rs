@@ -339,8 +339,13 @@ pub struct SummaryRow {
     pub servers_checked: usize,
     /// Servers with at least one change row.
     pub servers_changed: usize,
-    /// Servers that could not be read (excluding auth verdicts and blocked entries).
+    /// Servers that could not be read (excluding auth verdicts, blocked entries and servers
+    /// whose stored baseline was unreadable).
     pub servers_unreachable: usize,
+    /// Servers read whose stored baseline (the surface record their entry names) could not be
+    /// read (`BASELINE_UNREADABLE`): the entry is kept as it was; not counted as unreachable.
+    #[serde(default)]
+    pub servers_baseline_unreadable: usize,
     /// Servers that demanded authentication and were given no credential (a refused
     /// credential is counted in `servers_auth_rejected` instead).
     pub servers_requiring_auth: usize,
@@ -498,7 +503,8 @@ impl SummaryRow {
 /// How one shard of a sharded watch ended, as its coordinator's summary row lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardOutcome {
-    /// The shard's number, 1 to `shards`.
+    /// The shard's number, 1 to `shards` (in a `retired` item: the number of the shard ledger,
+    /// 0 for the watch's own ledger).
     pub shard: usize,
     /// The ledger the shard keeps (`<ledger_name>-shard-<k>`).
     pub ledger_name: String,
@@ -506,7 +512,8 @@ pub struct ShardOutcome {
     pub servers: usize,
     /// `succeeded`, `gate_tripped` (succeeded, and its `fail_on` gate tripped), `empty` (no
     /// server hashed to it, so it did not run), `reused` (it
-    /// succeeded in the earlier, interrupted round this run completed) or `failed`.
+    /// succeeded in the earlier, interrupted round this run completed), `failed`, or `retired`
+    /// (a ledger the watch no longer runs whose last write was a move of entries out of it).
     pub status: String,
     /// The platform run that read it (sharded watches on the Apify platform).
     pub run_id: Option<String>,
@@ -560,8 +567,12 @@ impl SummaryRow {
                                 | ReasonCode::BlockedTarget
                                 | ReasonCode::TemplatedUrl
                                 | ReasonCode::BudgetExhausted
+                                | ReasonCode::BaselineUnreadable
                         )
                     )
+            }),
+            servers_baseline_unreadable: count(&|r| {
+                r.reason_code == Some(ReasonCode::BaselineUnreadable)
             }),
             servers_requiring_auth: count(&|r| {
                 r.auth_required == Some(true) && r.reason_code != Some(ReasonCode::AuthRejected)
@@ -611,6 +622,7 @@ impl SummaryRow {
         self.servers_checked += other.servers_checked;
         self.servers_changed += other.servers_changed;
         self.servers_unreachable += other.servers_unreachable;
+        self.servers_baseline_unreadable += other.servers_baseline_unreadable;
         self.servers_requiring_auth += other.servers_requiring_auth;
         self.servers_auth_rejected += other.servers_auth_rejected;
         self.servers_allowing_anonymous_listing += other.servers_allowing_anonymous_listing;

@@ -155,6 +155,10 @@ pub fn final_status(summary: &SummaryRow) -> String {
         (summary.servers_requiring_auth, "require auth"),
         (summary.servers_blocked, "blocked"),
         (
+            summary.servers_baseline_unreadable,
+            "with an unreadable stored baseline (entry kept)",
+        ),
+        (
             summary.servers_budget_exhausted,
             "not read (maximum total charge reached)",
         ),

@@ -10,12 +10,18 @@
 //!
 //! Shard `k` keeps the ledger `<ledger_name>-shard-<k>`. A server goes to the shard its URL
 //! ranks first that has room (at most 1000 servers each), so no shard run refuses its INPUT;
-//! a server that changes shard keeps its ledger entry and history. The shards' maximum charges are equal shares of what the
+//! a server that changes shard keeps its ledger entry and history. The watch's own ledger
+//! `<ledger_name>` (where a run with `shards: 1` keeps every entry) and an earlier build's
+//! `<ledger_name>-shard-<k>-of-<n>` ledgers are locations of the placement too
+//! ([`plan::location_ledger_name`]), so growing from one run to shards and back moves entries
+//! like any change of shards ([`plain`] for the way back). The shards' maximum charges are equal shares of what the
 //! coordinator has left, so together they never exceed its own maximum.
 
+pub mod fence;
 pub mod local;
 pub mod moves;
 pub mod placement;
+pub mod plain;
 pub mod plan;
 pub mod remote;
 pub mod round;
@@ -161,12 +167,20 @@ pub async fn coordinate(
         }
         merged.records.push(record);
     }
+    // Ledgers the move wrote that no shard of this round runs (the watch's own ledger, an
+    // earlier build's, a removed shard's): their last write is the move's, witnessed here.
+    merged.retired = moved
+        .iter()
+        .filter(|(name, _)| !jobs.iter().any(|job| &job.ledger_name == *name))
+        .map(|(name, anchor)| plain::retired_item(&input.ledger_name, name, anchor))
+        .collect();
     let started_at = if !previous.is_complete() && previous.of == of {
         previous.started_at
     } else {
         Utc::now()
     };
-    let round = Round::new(of, started_at, merged.records.clone(), previous.placement);
+    let mut round = Round::new(of, started_at, merged.records.clone(), previous.placement);
+    round.forget_changes_when_complete();
     let chosen = (input.shards == AUTO_SHARDS).then_some(of);
     let summary = write_merged(storage, charging, &input, &fleet, chosen, merged).await?;
     round.save(storage, &input.ledger_name).await?;
@@ -266,6 +280,8 @@ struct Merged {
     pending: Vec<Item>,
     shard_charges: Vec<Value>,
     records: Vec<ShardRecord>,
+    /// `shards[]` items of ledgers the watch no longer runs, whose last write was a move.
+    retired: Vec<ShardOutcome>,
 }
 
 impl Merged {
@@ -285,12 +301,14 @@ impl Merged {
             pending: Vec::new(),
             shard_charges: Vec::new(),
             records: Vec::new(),
+            retired: Vec::new(),
         }
     }
 
     /// Takes in the rows of a shard that ran now.
     fn add_run(&mut self, job: &ShardJob, run: ShardRun) -> ShardRecord {
         let mut outcome = outcome_for(job, run.run_id, run.dataset_id);
+        let first_change = self.changes.len();
         let summary = match run.end {
             ShardEnd::Succeeded { gate_tripped } => match self.take_rows(run.rows) {
                 Ok(summary) => {
@@ -324,10 +342,12 @@ impl Merged {
             );
             self.summary.servers_requested += job.entries.len();
         }
+        let changes = kept_changes(job, &self.changes[first_change..]);
         ShardRecord {
             entries_digest: job.entries_digest(),
             outcome,
             summary,
+            changes,
         }
     }
 
@@ -343,6 +363,7 @@ impl Merged {
                 entries_digest: job.entries_digest(),
                 outcome,
                 summary: None,
+                changes: Vec::new(),
             };
         };
         let mut record = earlier.clone();
@@ -350,6 +371,8 @@ impl Merged {
         if let Some(summary) = &record.summary {
             self.summary.absorb(summary);
         }
+        // Its changes go into the merged REPORT and REPORT.sarif again (its rows do not).
+        self.changes.extend(record.changes.iter().cloned());
         record
     }
 
@@ -376,6 +399,24 @@ fn empty_record(job: &ShardJob) -> ShardRecord {
         entries_digest: job.entries_digest(),
         outcome,
         summary: Some(SummaryRow::tally(&[], &[])),
+        changes: Vec::new(),
+    }
+}
+
+/// The change rows of a shard's run the round record keeps: all of them when they take at most
+/// its share of [`round::KEPT_CHANGES_BYTES`], else none (the shard's dataset still has them).
+fn kept_changes(job: &ShardJob, changes: &[ChangeRow]) -> Vec<ChangeRow> {
+    let share = round::KEPT_CHANGES_BYTES / job.of.max(1);
+    let size = serde_json::to_vec(changes).map_or(usize::MAX, |bytes| bytes.len());
+    if size <= share {
+        changes.to_vec()
+    } else {
+        tracing::warn!(
+            shard = job.ledger_name,
+            bytes = size,
+            "the shard's change rows are too large to keep for a resumed round's REPORT"
+        );
+        Vec::new()
     }
 }
 
@@ -416,7 +457,14 @@ async fn write_merged(
     summary.registry_error = fleet.registry_error.clone();
     summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = merge_charges(charging.summary(), &merged.shard_charges);
-    summary.shards = Some(merged.records.iter().map(|r| r.outcome.clone()).collect());
+    summary.shards = Some(
+        merged
+            .records
+            .iter()
+            .map(|r| r.outcome.clone())
+            .chain(merged.retired.iter().cloned())
+            .collect(),
+    );
     summary.shards_failed = Some(failed);
     summary.shards_chosen = shards_chosen;
     summary.observed_at = Utc::now();
@@ -453,11 +501,12 @@ async fn write_merged(
             fleet.entries.len()
         ));
     }
-    for record in &merged.records {
-        if let Some(found) = &record.outcome.chain.ledger_chain_break {
+    let outcomes = merged.records.iter().map(|r| &r.outcome);
+    for outcome in outcomes.chain(&merged.retired) {
+        if let Some(found) = &outcome.chain.ledger_chain_break {
             status.push_str(&format!(
                 "; LEDGER CHAIN BROKEN in {} ({found}): a new chain was started from the state found",
-                record.outcome.ledger_name
+                outcome.ledger_name
             ));
         }
     }

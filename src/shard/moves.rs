@@ -18,6 +18,12 @@
 //! from); step 3 removes the entry and keeps the same `moved_out` item in the source's
 //! `chain.moved_out`.
 //!
+//! The placements' locations name ledgers ([`super::plan::location_ledger_name`]): a shard's,
+//! the watch's own `<ledger_name>` ([`PLAIN`]: growing from `shards: 1` moves its entries out,
+//! going back to 1 moves them in), or an earlier build's `-of-<n>` ledger. Before the moves are
+//! worked out, the servers whose entries sit in the watch's own ledger or an `-of-<n>` ledger
+//! and which the recorded placement does not name are added to it where they sit.
+//!
 //! Killed anywhere, the next run finds `moving_to` and does steps 2–4 again. Step 2 copies an
 //! entry only into a ledger that lacks it (or holds an older one), and step 3 removes only from
 //! the source, so doing them twice changes nothing. Before step 3 begins, every moved entry is in its destination;
@@ -31,11 +37,11 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::placement::{Move, Placement, ServerId, server_id};
-use super::plan::shard_ledger_name;
+use super::plan::{LEGACY_BASE, PLAIN, location_ledger_name, location_of_ledger};
 use super::round::Round;
 use crate::chain::{self, LogItem, MoveItem, SigningSecret};
 use crate::ledger::{Ledger, LedgerError};
-use crate::platform::{Storage, StorageError};
+use crate::platform::{Storage, StorageError, Store};
 use crate::report::ChainAnchor;
 
 /// The environment variable that makes a move abort after its `k`-th record write (tests use
@@ -120,6 +126,7 @@ pub async fn settle(
         round.save(storage, ledger_name).await?;
         writes.wrote();
     }
+    place_unplaced(&context, &mut round.placement).await?;
     let moves = round.placement.moves_to(&target);
     if moves.is_empty() {
         if round.placement != target {
@@ -150,6 +157,48 @@ pub async fn settle(
     Ok((round, written))
 }
 
+/// Adds to `placement` the servers whose entries sit in a ledger of the watch that no shard
+/// keeps: the watch's own ledger `<ledger_name>` (where a run with `shards: 1` keeps them, at
+/// [`PLAIN`]) and the `<ledger_name>-shard-<k>-of-<n>` ledgers of an earlier build. A server
+/// the placement already names stays where it says. A server held by several of these ledgers
+/// (an earlier build started new baselines when `shards` changed) is placed where its entry was
+/// seen last; the others' copies are left as they are.
+async fn place_unplaced<S: Storage>(
+    context: &MoveContext<'_, S>,
+    placement: &mut Placement,
+) -> Result<(), MoveError> {
+    let keys = context.storage.list_keys(Store::Ledger).await?;
+    let mut found: BTreeMap<ServerId, (usize, DateTime<Utc>)> = BTreeMap::new();
+    for key in &keys {
+        let Some(location) = location_of_ledger(context.ledger_name, key)
+            .filter(|l| *l == PLAIN || *l >= LEGACY_BASE)
+        else {
+            continue;
+        };
+        let ledger = Ledger::load(context.storage, key).await?;
+        for (entry_key, entry) in &ledger.servers {
+            let server = entry_server(entry_key);
+            if placement.shards.contains_key(&server) {
+                continue;
+            }
+            let seen = found.entry(server).or_insert((location, entry.last_seen));
+            if seen.1 < entry.last_seen {
+                *seen = (location, entry.last_seen);
+            }
+        }
+    }
+    if !found.is_empty() {
+        tracing::info!(
+            servers = found.len(),
+            "entries found in the watch's own ledger or an earlier build's shard ledgers"
+        );
+    }
+    for (server, (location, _)) in found {
+        placement.shards.insert(server, location);
+    }
+    Ok(())
+}
+
 /// Steps 2 and 3: copies the moved servers' entries into their new shards' ledgers, then
 /// removes them from the old ones.
 async fn apply<S: Storage>(
@@ -160,7 +209,7 @@ async fn apply<S: Storage>(
     written: &mut Written,
 ) -> Result<(), MoveError> {
     let moves = from.moves_to(to);
-    let name = |shard: usize| shard_ledger_name(context.ledger_name, shard, to.of);
+    let name = |location: usize| location_ledger_name(context.ledger_name, location);
     let mut sources: HashMap<usize, Ledger> = HashMap::new();
     // The `moved_out` item of each moved entry, as its destination holds it.
     let mut departures: HashMap<String, MoveItem> = HashMap::new();

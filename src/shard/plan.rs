@@ -42,6 +42,55 @@ pub fn shard_ledger_name(ledger_name: &str, shard: usize, _of: usize) -> String 
     format!("{ledger_name}-shard-{shard}")
 }
 
+/// The location of the watch's own ledger, `<ledger_name>`, in a placement: where a run with
+/// `shards: 1` keeps every entry. For moves it is one more shard ledger, so growing from one
+/// run to shards (and back) moves entries like any change of shards.
+pub const PLAIN: usize = 0;
+
+/// Locations at or above this one name a ledger of an earlier build,
+/// `<ledger_name>-shard-<k>-of-<n>`, as `n * LEGACY_BASE + k` ([`legacy_location`]).
+pub const LEGACY_BASE: usize = 100;
+
+/// The location of the earlier build's ledger `<ledger_name>-shard-<k>-of-<n>`.
+pub fn legacy_location(shard: usize, of: usize) -> usize {
+    of * LEGACY_BASE + shard
+}
+
+/// The ledger a placement's location names: [`PLAIN`] is `<ledger_name>`, a shard `k` is
+/// `<ledger_name>-shard-<k>` and a [`legacy_location`] is `<ledger_name>-shard-<k>-of-<n>`.
+pub fn location_ledger_name(ledger_name: &str, location: usize) -> String {
+    match location {
+        PLAIN => ledger_name.to_string(),
+        legacy if legacy >= LEGACY_BASE => format!(
+            "{ledger_name}-shard-{}-of-{}",
+            legacy % LEGACY_BASE,
+            legacy / LEGACY_BASE
+        ),
+        shard => shard_ledger_name(ledger_name, shard, 0),
+    }
+}
+
+/// The location of `key` in the watch `ledger_name`, when it names one of its ledgers (the
+/// watch's own, a shard's, or an earlier build's shard ledger).
+pub fn location_of_ledger(ledger_name: &str, key: &str) -> Option<usize> {
+    if key == ledger_name {
+        return Some(PLAIN);
+    }
+    let number = |text: &str| -> Option<usize> {
+        (!text.is_empty() && text.len() <= 3 && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse().ok())
+            .flatten()
+    };
+    let rest = key.strip_prefix(ledger_name)?.strip_prefix("-shard-")?;
+    match rest.split_once("-of-") {
+        Some((k, n)) => {
+            let (k, n) = (number(k)?, number(n)?);
+            (1..=n).contains(&k).then(|| legacy_location(k, n))
+        }
+        None => number(rest).filter(|k| (1..LEGACY_BASE).contains(k)),
+    }
+}
+
 /// The shard (1 to `of`) a server entry ranks first ([`placement::preferred_shard`]): where
 /// it is unless that shard was full when it was placed ([`placement::place`]).
 pub fn shard_of(entry: &Value, of: usize) -> usize {
@@ -150,6 +199,37 @@ mod tests {
             for entry in &before.entries {
                 assert!(after.entries.contains(entry), "{entry} moved");
             }
+        }
+    }
+
+    #[test]
+    fn locations_name_the_watchs_ledgers_and_back() {
+        for location in [
+            PLAIN,
+            1,
+            7,
+            20,
+            legacy_location(2, 3),
+            legacy_location(20, 20),
+        ] {
+            let name = location_ledger_name("w", location);
+            assert_eq!(location_of_ledger("w", &name), Some(location), "{name}");
+        }
+        assert_eq!(location_ledger_name("w", PLAIN), "w");
+        assert_eq!(location_ledger_name("w", 3), "w-shard-3");
+        assert_eq!(
+            location_ledger_name("w", legacy_location(2, 3)),
+            "w-shard-2-of-3"
+        );
+        for other in [
+            "w-shard-",
+            "w-shard-x",
+            "w-shard-4-of-3",
+            "wx",
+            "w-shard-1-of-",
+            "v-shard-1",
+        ] {
+            assert_eq!(location_of_ledger("w", other), None, "{other}");
         }
     }
 

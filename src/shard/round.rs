@@ -13,7 +13,7 @@ use super::placement::Placement;
 use super::plan::ShardJob;
 use crate::ledger::SHARDS_KEY_PREFIX;
 use crate::platform::{Record, Storage, StorageError, Store};
-use crate::report::{ShardOutcome, SummaryRow};
+use crate::report::{ChangeRow, ShardOutcome, SummaryRow};
 
 /// Version of the round record format.
 const ROUND_FORMAT: u32 = 1;
@@ -26,6 +26,12 @@ pub const GATE_TRIPPED: &str = "gate_tripped";
 pub const REUSED: &str = "reused";
 /// A shard's outcome status: no server is assigned to it, so it did not run.
 pub const EMPTY: &str = "empty";
+/// A `shards[]` item's status (never in the round record): a ledger the watch does not run now
+/// (a shard removed, the watch's own ledger `<ledger_name>` of a sharded watch, an earlier
+/// build's shard ledger, or every shard ledger after `shards` went back to 1) whose last write
+/// was a move of entries out of it; the item carries that write's chain fields, so a
+/// coordinator row witnesses it.
+pub const RETIRED: &str = "retired";
 /// A shard's outcome status: its run failed.
 pub const FAILED: &str = "failed";
 
@@ -63,7 +69,17 @@ pub struct ShardRecord {
     pub outcome: ShardOutcome,
     /// Its summary row, when it succeeded.
     pub summary: Option<SummaryRow>,
+    /// Its change rows, kept while the round is incomplete so that the run that resumes it can
+    /// put a reused shard's changes into the merged REPORT and `REPORT.sarif` (none when they
+    /// would take more than [`KEPT_CHANGES_BYTES`] divided among the shards; dropped once the
+    /// round is complete).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ChangeRow>,
 }
+
+/// At most this many bytes of change rows are kept in a round record, shared equally by its
+/// shards (the record stays far below the 9 MiB a record may take).
+pub const KEPT_CHANGES_BYTES: usize = 4 * 1024 * 1024;
 
 impl ShardRecord {
     /// Whether the shard's run succeeded (its gate may have tripped).
@@ -87,6 +103,15 @@ impl Round {
         self.shards
             .get(job.shard.checked_sub(1)?)
             .filter(|record| record.succeeded() && record.entries_digest == job.entries_digest())
+    }
+
+    /// Drops the kept change rows when the round is complete: no later run reuses its shards.
+    pub fn forget_changes_when_complete(&mut self) {
+        if self.is_complete() {
+            for record in &mut self.shards {
+                record.changes.clear();
+            }
+        }
     }
 
     /// The round record of `ledger_name`, if there is a usable one (an unreadable record only
@@ -167,6 +192,7 @@ mod tests {
                 chain: Default::default(),
             },
             summary: (status != FAILED).then(|| SummaryRow::tally(&[], &[])),
+            changes: Vec::new(),
         }
     }
 

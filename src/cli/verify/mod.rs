@@ -26,6 +26,7 @@ use crate::platform::{ApiClient, PlatformEnv, Runs, Storage, Store};
 use crate::serve::backend::Backend;
 use runs::RunsRead;
 
+pub mod moves;
 pub mod runs;
 
 /// Exit code: the chain holds and its newest write is witnessed (or no witness was given).
@@ -382,6 +383,7 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<Verdict, CliE
         args.public_key.as_deref(),
         surfaces,
     );
+    moves::cross_check(&storage, &args.ledger, &index, &mut verdict).await;
     if let Some(read) = read {
         verdict.heads_source = "runs";
         verdict.note = read.note().or_else(|| {
