@@ -87,6 +87,10 @@ fn the_actor_declares_the_schema_and_its_shapes_are_the_served_types() {
     assert_eq!(actor["webServerMcpPath"], serve::MCP_PATH);
 
     let mut document = document();
+    assert_eq!(
+        document["info"]["version"], actor["version"],
+        "the Actor's version"
+    );
     assert!(
         document["openapi"]
             .as_str()
@@ -234,6 +238,121 @@ fn encode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
+/// A described response, its `$ref` (to `components.responses`) followed.
+fn response<'a>(document: &'a Value, operation: &'a Value, status: u16) -> &'a Value {
+    let described = &operation["responses"][status.to_string()];
+    match described["$ref"].as_str() {
+        Some(reference) => {
+            let name = reference
+                .strip_prefix("#/components/responses/")
+                .unwrap_or_else(|| panic!("unexpected $ref {reference}"));
+            &document["components"]["responses"][name]
+        }
+        None => described,
+    }
+}
+
+/// Sends the described operation with its parameters (`overrides` first, then the fixture's
+/// values and the examples) and checks the answer against the response described for
+/// `status`: that status, a described content type, a JSON body valid against its schema.
+async fn ask(
+    client: &reqwest::Client,
+    document: &Value,
+    fx: &Fixture,
+    (method, path, operation): &(String, String, Value),
+    overrides: &[(&str, &str)],
+    status: u16,
+) {
+    let what = format!("{method} {path} (expecting {status})");
+    let mut target = path.clone();
+    let mut query = Vec::new();
+    let mut headers = Vec::new();
+    for parameter in operation["parameters"].as_array().into_iter().flatten() {
+        if parameter["in"] == "header" && parameter["required"] != true {
+            continue;
+        }
+        let name = parameter["name"].as_str().expect("a parameter name");
+        let value = match overrides.iter().find(|(key, _)| *key == name) {
+            Some((_, value)) => value.to_string(),
+            None => parameter_value(parameter, fx),
+        };
+        assert_valid(
+            document,
+            &parameter["schema"],
+            &match parameter["schema"]["type"].as_str() {
+                Some("integer") => json!(value.parse::<i64>().unwrap()),
+                _ => json!(value),
+            },
+            &format!("{what}: parameter {name}"),
+        );
+        match parameter["in"].as_str() {
+            Some("path") => target = target.replace(&format!("{{{name}}}"), &encode(&value)),
+            Some("query") => query.push(format!("{}={}", encode(name), encode(&value))),
+            Some("header") => headers.push((name.to_string(), value)),
+            other => panic!("{what}: parameter {name} in {other:?}"),
+        }
+    }
+    assert!(
+        !target.contains('{'),
+        "{what}: a path parameter is not described"
+    );
+    let content = response(document, operation, status)["content"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{what}: no content described"));
+    let mut url = format!("{}{target}", fx.base);
+    if !query.is_empty() {
+        url = format!("{url}?{}", query.join("&"));
+    }
+    let mut request = client.request(method.parse().unwrap(), &url);
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("accept"))
+    {
+        let first = content.keys().next().expect("a content type");
+        request = request.header("accept", first);
+    }
+    for (name, value) in &headers {
+        request = request.header(name, value);
+    }
+    if let Some(body) = operation["requestBody"]["content"]["application/json"].as_object() {
+        let example = body.get("example").expect("a request body example");
+        assert_valid(
+            document,
+            &body["schema"],
+            example,
+            &format!("{what}: request"),
+        );
+        request = request
+            .header("content-type", "application/json")
+            .body(example.to_string());
+    }
+    let answer = request
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let answered = answer.status().as_u16();
+    let media = answer
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let body = answer.text().await.unwrap();
+    assert_eq!(answered, status, "{what} ({url}): {body}");
+    let described = content
+        .get(&media)
+        .unwrap_or_else(|| panic!("{what}: answered {media:?}, described {content:?}"));
+    if media == "application/json" {
+        let answer: Value = serde_json::from_str(&body).expect("a JSON body");
+        assert_valid(document, &described["schema"], &answer, &what);
+        if status == 200 && answer.get("jsonrpc").is_some() {
+            assert!(answer.get("result").is_some(), "{what}: {answer}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn every_described_operation_is_answered_as_described() {
     let document = document();
@@ -245,92 +364,17 @@ async fn every_described_operation_is_answered_as_described() {
         .unwrap();
     let operations = operations(&document);
     assert!(!operations.is_empty());
-    for (method, path, operation) in &operations {
-        let what = format!("{method} {path}");
-        let mut target = path.clone();
-        let mut query = Vec::new();
-        let mut headers = Vec::new();
-        for parameter in operation["parameters"].as_array().into_iter().flatten() {
-            if parameter["in"] == "header" && parameter["required"] != true {
-                continue;
-            }
-            let value = parameter_value(parameter, &fx);
-            assert_valid(
-                &document,
-                &parameter["schema"],
-                &match parameter["schema"]["type"].as_str() {
-                    Some("integer") => json!(value.parse::<i64>().unwrap()),
-                    _ => json!(value),
-                },
-                &format!("{what}: parameter {}", parameter["name"]),
-            );
-            let name = parameter["name"].as_str().unwrap();
-            match parameter["in"].as_str() {
-                Some("path") => target = target.replace(&format!("{{{name}}}"), &encode(&value)),
-                Some("query") => query.push(format!("{}={}", encode(name), encode(&value))),
-                Some("header") => headers.push((name.to_string(), value)),
-                other => panic!("{what}: parameter {name} in {other:?}"),
-            }
-        }
-        assert!(
-            !target.contains('{'),
-            "{what}: a path parameter is not described"
-        );
-        let ok = &operation["responses"]["200"];
-        let content = ok["content"]
-            .as_object()
-            .expect("a 200 answer with content");
-        let mut url = format!("{}{target}", fx.base);
-        if !query.is_empty() {
-            url = format!("{url}?{}", query.join("&"));
-        }
-        let mut request = client.request(method.parse().unwrap(), &url);
-        if !headers
-            .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case("accept"))
-        {
-            let first = content.keys().next().expect("a content type");
-            request = request.header("accept", first);
-        }
-        for (name, value) in &headers {
-            request = request.header(name, value);
-        }
-        if let Some(body) = operation["requestBody"]["content"]["application/json"].as_object() {
-            let example = body.get("example").expect("a request body example");
-            assert_valid(
-                &document,
-                &body["schema"],
-                example,
-                &format!("{what}: request"),
-            );
-            request = request
-                .header("content-type", "application/json")
-                .body(example.to_string());
-        }
-        let response = request
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        let status = response.status().as_u16();
-        let media = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .unwrap_or_default()
-            .trim()
-            .to_string();
-        let body = response.text().await.unwrap();
-        assert_eq!(status, 200, "{what} ({url}): {body}");
-        let described = content
-            .get(&media)
-            .unwrap_or_else(|| panic!("{what}: answered {media:?}, described {content:?}"));
-        if media == "application/json" {
-            let answer: Value = serde_json::from_str(&body).expect("a JSON body");
-            assert_valid(&document, &described["schema"], &answer, &what);
-            if answer.get("jsonrpc").is_some() {
-                assert!(answer.get("result").is_some(), "{what}: {answer}");
-            }
+    for operation in &operations {
+        ask(&client, &document, &fx, operation, &[], 200).await;
+        // An unknown ledger is answered with the described 404.
+        let unknown = [("name", "no-such-ledger"), ("ledger", "no-such-ledger")];
+        let names_a_ledger = operation.2["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| unknown.iter().any(|(name, _)| p["name"] == *name));
+        if names_a_ledger && !operation.2["responses"]["404"].is_null() {
+            ask(&client, &document, &fx, operation, &unknown, 404).await;
         }
     }
 
