@@ -228,7 +228,7 @@ fn actor_json_is_complete_and_its_paths_resolve() {
     assert_eq!(actor["storages"]["dataset"], "../dataset_schema.json");
 
     // Files owned by this package must exist; the schemas and README are checked when present.
-    for key in ["dockerfile", "output"] {
+    for key in ["dockerfile", "output", "webServerSchema"] {
         let path = actor_dir.join(actor[key].as_str().unwrap());
         assert!(path.is_file(), "{key}: {} missing", path.display());
     }

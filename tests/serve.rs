@@ -3,7 +3,8 @@
 //! The ledger is written by two real Actor runs against an in-process rmcp server whose
 //! surface changes in between; the server under test then reads that storage folder. The API
 //! is exercised with reqwest, the MCP endpoint with the rmcp client and the official Python
-//! SDK client (skipped with a note when `tests/peers/install.sh` has not run), and the binary
+//! and TypeScript SDK clients (skipped with a note when `tests/peers/install.sh` has not run:
+//! no validator warning, structured content valid against each tool's output schema), and the binary
 //! is started once in Standby mode to answer the platform's readiness probe.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
 
@@ -582,6 +583,54 @@ async fn the_python_sdk_client_calls_every_tool() {
                 .expect("the text content is the same JSON");
             assert_eq!(text["record_type"], result["structured"]["record_type"]);
         }
+    }
+}
+
+/// The official TypeScript SDK client (`@modelcontextprotocol/sdk`, pinned in
+/// tests/peers/package.json) lists and calls every tool: its validator prints no warning about
+/// the tool schemas (no "unknown format … ignored"), and it accepts every structured result
+/// against the tool's `outputSchema` (it throws otherwise). Skipped with a note when
+/// `tests/peers/install.sh` has not run.
+#[tokio::test]
+async fn the_typescript_sdk_client_calls_every_tool() {
+    let node_dir = support::process::peers_dir().join("node");
+    let sdk = node_dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let node = Command::new("node").arg("--version").output();
+    if !sdk.is_file() || !node.is_ok_and(|out| out.status.success()) {
+        return support::skip(
+            "serve typescript client",
+            "node or the TypeScript SDK is not installed (tests/peers/install.sh)",
+        );
+    }
+    let fx = fixture().await;
+    let calls = tool_calls(&fx);
+    let output = Command::new("node")
+        .arg(support::process::scripts_dir().join("ask_ledger.mjs"))
+        .arg(&node_dir)
+        .arg(format!("{}/mcp", fx.base))
+        .arg(calls.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the TypeScript client");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("unknown format"), "{stderr}");
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("client JSON");
+    assert_eq!(seen["warnings"], json!([]), "the client warned: {seen}");
+    let tools = seen["tools"].as_array().unwrap();
+    for name in calls.as_object().unwrap().keys() {
+        let tool = tools
+            .iter()
+            .find(|tool| tool["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("{name} not listed: {seen}"));
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+        assert_eq!(tool["has_output_schema"], true, "{tool}");
+        let result = &seen["results"][name];
+        assert_eq!(result["is_error"], false, "{name}: {result}");
+        check_structured(&fx, name, &result["structured"]).await;
+        let text: Value = serde_json::from_str(result["text"].as_str().unwrap())
+            .expect("the text content is the same JSON");
+        assert_eq!(text, result["structured"], "{name}");
     }
 }
 

@@ -10,6 +10,11 @@
 //! | `POST /diff` | the `diff` rows between two documents |
 //! | `GET /server`, `GET /changes`, `GET /changes.atom` | pages and the feed ([`super::pages`]) |
 //!
+//! [`ROUTES`]' table is the one list of them: the router is built from it, and a test holds
+//! it equal to the paths of `.actor/web_server_schema.json` (the OpenAPI description the
+//! platform shows), each of which a running server must answer. A new route goes in the
+//! table and in that file.
+//!
 //! `{url}` is the server URL percent-encoded as one path segment. Every failure, including a
 //! malformed path, query or body, an oversized body, an unknown route or method, is a JSON
 //! body `{"error": code, "message": text}` with a matching status.
@@ -21,7 +26,7 @@ use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -37,18 +42,73 @@ use super::{MAX_BODY_BYTES, READINESS_HEADER};
 /// The shared state of every route.
 pub type Reader = Arc<LedgerReader<Backend>>;
 
-/// The API routes (without `/mcp`), with JSON answers for unknown routes and methods.
+/// One route the server answers: an HTTP method and a path in axum's syntax (`{name}` is a
+/// path parameter), which is also OpenAPI's path template syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Route {
+    /// The method, upper case (`GET`, `POST`).
+    pub method: &'static str,
+    /// The path template.
+    pub path: &'static str,
+}
+
+/// Every route of [`routes`] (the HTTP API and the pages; `/mcp` is mounted beside them).
+pub const ROUTES: &[Route] = &[
+    Route::get("/"),
+    Route::get("/ledgers"),
+    Route::get("/server"),
+    Route::get("/changes"),
+    Route::get("/changes.atom"),
+    Route::get("/ledgers/{name}/servers"),
+    Route::get("/ledgers/{name}/servers/{server}/changes"),
+    Route::get("/ledgers/{name}/servers/{server}/surface"),
+    Route::post("/diff"),
+];
+
+impl Route {
+    /// `GET path`.
+    pub const fn get(path: &'static str) -> Self {
+        Route {
+            method: "GET",
+            path,
+        }
+    }
+
+    /// `POST path`.
+    pub const fn post(path: &'static str) -> Self {
+        Route {
+            method: "POST",
+            path,
+        }
+    }
+
+    /// The handler of this route (`None` only for a route missing from this match, which the
+    /// unit test below rules out).
+    fn handler(&self) -> Option<MethodRouter<Reader>> {
+        Some(match (self.method, self.path) {
+            ("GET", "/") => get(index),
+            ("GET", "/ledgers") => get(ledgers),
+            ("GET", "/server") => get(pages::server_page),
+            ("GET", "/changes") => get(pages::changes_page),
+            ("GET", "/changes.atom") => get(pages::feed),
+            ("GET", "/ledgers/{name}/servers") => get(servers),
+            ("GET", "/ledgers/{name}/servers/{server}/changes") => get(changes),
+            ("GET", "/ledgers/{name}/servers/{server}/surface") => get(surface),
+            ("POST", "/diff") => post(diff),
+            _ => return None,
+        })
+    }
+}
+
+/// The API routes (without `/mcp`), with JSON answers for unknown routes and methods: each
+/// route of [`ROUTES`], and nothing else.
 pub fn routes(reader: Reader) -> Router {
-    Router::new()
-        .route("/", get(index))
-        .route("/ledgers", get(ledgers))
-        .route("/server", get(pages::server_page))
-        .route("/changes", get(pages::changes_page))
-        .route("/changes.atom", get(pages::feed))
-        .route("/ledgers/{name}/servers", get(servers))
-        .route("/ledgers/{name}/servers/{server}/changes", get(changes))
-        .route("/ledgers/{name}/servers/{server}/surface", get(surface))
-        .route("/diff", post(diff))
+    ROUTES
+        .iter()
+        .filter_map(|route| Some((route.path, route.handler()?)))
+        .fold(Router::new(), |router, (path, handler)| {
+            router.route(path, handler)
+        })
         .fallback(no_route)
         .method_not_allowed_fallback(bad_method)
         .with_state(reader)
@@ -170,6 +230,17 @@ pub fn parse_since(text: &str) -> Result<DateTime<Utc>, ServeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_listed_route_has_its_handler_once() {
+        for route in ROUTES {
+            assert!(route.handler().is_some(), "{route:?} has no handler");
+        }
+        let mut unique = ROUTES.to_vec();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ROUTES.len(), "a route is listed twice");
+    }
 
     #[test]
     fn since_accepts_rfc3339_and_refuses_the_rest() {

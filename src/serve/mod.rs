@@ -16,6 +16,8 @@
 //!   bodies, and for handler panics.
 //! - [`hosts`]: the `Host` / `Origin` check every route passes first (DNS rebinding guard).
 //! - [`pages`]: the HTML pages for people (fleet, server, changes) and the Atom feed.
+//! - [`schema`]: standard JSON Schema for the tools and for the OpenAPI description of the
+//!   routes (`.actor/web_server_schema.json`, the Actor's `webServerSchema`).
 //!
 //! Invariants: it only reads the store (no record is ever written) and it never contacts a
 //! target or any URL named in a request; request bodies are capped at [`MAX_BODY_BYTES`].
@@ -27,6 +29,7 @@ pub mod error;
 pub mod guard;
 pub mod hosts;
 pub mod pages;
+pub mod schema;
 pub mod store;
 pub mod tools;
 
@@ -56,6 +59,14 @@ pub const READINESS_HEADER: &str = "x-apify-container-server-readiness-probe";
 
 /// Where the MCP endpoint is mounted (also `webServerMcpPath` in `.actor/actor.json`).
 pub const MCP_PATH: &str = "/mcp";
+
+/// Every route the server answers: the HTTP API and pages ([`api::ROUTES`]) and the MCP
+/// endpoint (`POST` [`MCP_PATH`]). `.actor/web_server_schema.json` describes exactly these.
+pub fn routes() -> Vec<api::Route> {
+    let mut routes = api::ROUTES.to_vec();
+    routes.push(api::Route::post(MCP_PATH));
+    routes
+}
 
 /// The port used when neither `--port` nor the platform's port variables are given.
 pub const DEFAULT_PORT: u16 = 4321;

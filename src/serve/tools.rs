@@ -4,16 +4,24 @@
 //! declares an `outputSchema` and answers with structured content; the text content carries
 //! the same JSON for clients that read only text. A question that cannot be answered (unknown
 //! ledger or server, bad document) is a tool result with `isError: true` and the message.
+//!
+//! Every input and output schema is standard JSON Schema 2020-12: the `format` values
+//! `schemars` gives Rust numbers (`uint`, `uint64`, …) are rewritten by
+//! [`super::schema::standardize`] before the tools are listed, so a client's validator has
+//! nothing to warn about.
+
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{Implementation, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::api::{Reader, parse_since};
 use super::compare::{self, DiffRequest, DiffView};
+use super::schema::standardize_object;
 use super::store::{ChangesView, ServersView, SurfaceView};
 
 /// The ledger asked when a call names none (the input's default `ledger_name`).
@@ -57,6 +65,13 @@ pub struct LedgerTools {
     tool_router: ToolRouter<LedgerTools>,
 }
 
+/// A copy of `schema` in standard JSON Schema.
+fn standard(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
+    let mut object = schema.as_ref().clone();
+    standardize_object(&mut object);
+    Arc::new(object)
+}
+
 fn ledger(name: &Option<String>) -> &str {
     name.as_deref().unwrap_or(DEFAULT_LEDGER)
 }
@@ -67,8 +82,18 @@ impl LedgerTools {
     pub fn new(reader: Reader) -> Self {
         LedgerTools {
             reader,
-            tool_router: Self::tool_router(),
+            tool_router: Self::standard_router(),
         }
+    }
+
+    /// The tool router with standard JSON Schema for every input and output schema.
+    fn standard_router() -> ToolRouter<Self> {
+        let mut router = Self::tool_router();
+        for route in router.map.values_mut() {
+            route.attr.input_schema = standard(&route.attr.input_schema);
+            route.attr.output_schema = route.attr.output_schema.as_ref().map(standard);
+        }
+        router
     }
 
     /// Lists the MCP servers a ledger watches: identity, tool digest, risk, first seen, last
@@ -171,5 +196,53 @@ impl ServerHandler for LedgerTools {
                  what changed in their declared tools and when, their stored tool definitions, \
                  and the classified diff of two tools/list documents. Nothing is probed on request.",
             )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::schema::nonstandard_formats;
+    use serde_json::Value;
+
+    #[test]
+    fn every_tool_schema_is_standard_json_schema() {
+        let tools = LedgerTools::standard_router().list_all();
+        assert!(tools.len() >= 4, "{tools:?}");
+        for tool in &tools {
+            let output = tool.output_schema.as_ref().expect("an output schema");
+            for (kind, schema) in [("input", &tool.input_schema), ("output", output)] {
+                let schema = Value::Object(schema.as_ref().clone());
+                assert_eq!(
+                    nonstandard_formats(&schema),
+                    Vec::<(String, String)>::new(),
+                    "{} {kind} schema: {schema}",
+                    tool.name
+                );
+            }
+        }
+        // The unsigned counts keep their meaning.
+        let servers = tools
+            .iter()
+            .find(|tool| tool.name == "list_watched_servers")
+            .and_then(|tool| tool.output_schema.clone())
+            .expect("list_watched_servers");
+        assert_eq!(
+            servers["properties"]["servers_total"],
+            serde_json::json!({"type": "integer", "minimum": 0, "description": "Number of servers."})
+        );
+    }
+
+    #[test]
+    fn the_generated_schemas_do_need_rewriting() {
+        // Guards the test above: without the rewrite, schemars' own formats are there.
+        let tools = LedgerTools::tool_router().list_all();
+        let formats: Vec<String> = tools
+            .iter()
+            .filter_map(|tool| tool.output_schema.as_ref())
+            .flat_map(|schema| nonstandard_formats(&Value::Object(schema.as_ref().clone())))
+            .map(|(_, format)| format)
+            .collect();
+        assert!(formats.iter().any(|f| f.starts_with("uint")), "{formats:?}");
     }
 }

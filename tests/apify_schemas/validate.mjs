@@ -1,4 +1,5 @@
-// Validates the Actor package with Apify's own validators and checks real dataset rows against
+// Validates the Actor package with Apify's own validators (and the web server's OpenAPI
+// description with validate_openapi.mjs) and checks real dataset rows against
 // dataset_schema.json `fields`.
 //
 // Usage: node validate.mjs REPO_ROOT ROWS_DIR
@@ -18,6 +19,8 @@ import {
     getInputSchemaValidator,
     getOutputSchemaValidator,
 } from '@apify/json_schemas';
+
+import { openApiProblems } from './validate_openapi.mjs';
 
 const require = createRequire(import.meta.url);
 const { validateInputSchema } = require('@apify/input_schema');
@@ -77,6 +80,18 @@ for (const [name, view] of Object.entries(datasetSchema.views ?? {})) {
 
 // Output schema.
 check(`${actor.output} (output schema)`, getOutputSchemaValidator(), readJson(fromActor(actor.output)));
+
+// The web server's OpenAPI description (the Standby tab).
+if (typeof actor.webServerSchema === 'string') {
+    const openApi = await openApiProblems(fromActor(actor.webServerSchema));
+    if (openApi.length === 0) {
+        console.log(`ok   ${actor.webServerSchema} (OpenAPI web server schema)`);
+    } else {
+        problems.push(`${actor.webServerSchema} (OpenAPI web server schema):\n    ${openApi.join('\n    ')}`);
+    }
+} else {
+    problems.push('.actor/actor.json has no webServerSchema file');
+}
 
 // Real rows against `fields`; a row key the schema does not declare is a problem too.
 const fieldsValidator = new Ajv2019({ strict: false, allowUnionTypes: true, allErrors: true })

@@ -4,7 +4,8 @@
 #   target/peers/venv/          Python venv with the official SDK (mcp 2.3.x) and feedparser
 #                               (the Atom parser of tests/serve_pages.rs)
 #   target/peers/sarif-venv/    Python venv with the SARIF schema and a SARIF reader (sarif-requirements.txt)
-#   target/peers/node/          npm install of @modelcontextprotocol/server-everything and
+#   target/peers/node/          npm install of @modelcontextprotocol/server-everything, the official
+#                               TypeScript SDK client @modelcontextprotocol/sdk (ask_ledger.mjs) and
 #                               @microsoft/sarif-multitool (GitHub's SARIF rules; pinned by package-lock.json)
 # Tests skip a peer that is not installed, so this script is optional for `cargo test`.
 set -euo pipefail
@@ -76,5 +77,5 @@ elif command -v npm >/dev/null 2>&1; then
   rm -f "$node_dir"/.installed-*
   touch "$node_stamp"
 else
-  echo "peers: npm not found, server-everything and SARIF Multitool tests will be skipped" >&2
+  echo "peers: npm not found, server-everything, TypeScript SDK client and SARIF Multitool tests will be skipped" >&2
 fi
