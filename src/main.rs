@@ -12,6 +12,7 @@ use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
 use mcp_surface_ledger::cli::verify::{self, VerifyArgs};
 use mcp_surface_ledger::cli::{Format, ProbeSettings, SecretHeader, snapshot};
+use mcp_surface_ledger::demo::{self, DemoAction};
 use mcp_surface_ledger::gate::FailOn;
 use mcp_surface_ledger::mcp::Era;
 use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME};
@@ -75,7 +76,8 @@ enum Command {
         before: String,
         /// The newer side.
         after: String,
-        /// Output format: json, table, markdown or html.
+        /// Output format: json, table, markdown, html or sarif (SARIF 2.1.0, for
+        /// code-scanning tools).
         #[arg(long, value_name = "FORMAT", default_value = "json")]
         format: Format,
         /// Exit with code 1 when a change at or above this level is found: breaking, high,
@@ -135,6 +137,23 @@ enum Command {
             value_delimiter = ','
         )]
         allowed_hosts: Vec<String>,
+    },
+    /// Run a small demo MCP server on this machine (a notes server, Streamable HTTP at the
+    /// URL's path) for the README's quick start; `--change` switches a running one to its
+    /// other release (a tool added, a parameter made required, a new version).
+    DemoServer {
+        /// Its endpoint: an http:// URL on 127.0.0.1, [::1] or localhost, with a port.
+        #[arg(value_name = "URL", default_value = mcp_surface_ledger::demo::DEFAULT_URL)]
+        url: String,
+        /// Start it in the background and return once it accepts connections.
+        #[arg(long, conflicts_with_all = ["change", "stop"])]
+        background: bool,
+        /// Tell the demo server running at URL to switch to its other release.
+        #[arg(long, conflicts_with = "stop")]
+        change: bool,
+        /// Tell the demo server running at URL to stop.
+        #[arg(long)]
+        stop: bool,
     },
 }
 
@@ -298,6 +317,20 @@ fn main() -> ExitCode {
                 public_key,
                 require_witness,
             }),
+            Some(Command::DemoServer {
+                url,
+                background,
+                change,
+                stop,
+            }) => demo_command(
+                &url,
+                match (background, change, stop) {
+                    (true, _, _) => DemoAction::Background,
+                    (_, true, _) => DemoAction::Change,
+                    (_, _, true) => DemoAction::Stop,
+                    _ => DemoAction::Serve,
+                },
+            ),
             _ if serve::is_standby_start(|name| std::env::var(name).ok()) => {
                 serve_command(ServeArgs {
                     storage_dir: cli.storage_dir,
@@ -344,6 +377,19 @@ fn actor_mode(
 fn serve_command(args: ServeArgs) -> ExitCode {
     match runtime() {
         Ok(runtime) => exit(runtime.block_on(serve::run(args))),
+        Err(code) => code,
+    }
+}
+
+fn demo_command(url: &str, action: DemoAction) -> ExitCode {
+    match runtime() {
+        Ok(runtime) => match runtime.block_on(demo::run(url, action)) {
+            Ok(()) => exit(0),
+            Err(error) => {
+                tracing::error!("{error}");
+                exit(error.exit_code())
+            }
+        },
         Err(code) => code,
     }
 }
