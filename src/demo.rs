@@ -131,7 +131,9 @@ impl Endpoint {
         let port = url.port().ok_or_else(|| bad("names no port"))?;
         let path = url.path().trim_end_matches('/').to_string();
         if path.is_empty() || path.starts_with("/demo/") || path == "/demo" {
-            return Err(bad("needs a path for the MCP endpoint other than / and /demo"));
+            return Err(bad(
+                "needs a path for the MCP endpoint other than / and /demo",
+            ));
         }
         Ok(Endpoint {
             address: SocketAddr::new(ip, port),
@@ -367,10 +369,7 @@ fn cannot_listen(endpoint: &Endpoint, error: &std::io::Error) -> DemoError {
 async fn background(endpoint: &Endpoint) -> Result<(), DemoError> {
     // Bind once here so that a port in use is reported with its reason, not as a child that
     // exited.
-    drop(
-        std::net::TcpListener::bind(endpoint.address)
-            .map_err(|e| cannot_listen(endpoint, &e))?,
-    );
+    drop(std::net::TcpListener::bind(endpoint.address).map_err(|e| cannot_listen(endpoint, &e))?);
     let exe = std::env::current_exe()
         .map_err(|e| DemoError::Runtime(format!("cannot find this program's path: {e}")))?;
     let mut child = std::process::Command::new(exe)
@@ -383,7 +382,10 @@ async fn background(endpoint: &Endpoint) -> Result<(), DemoError> {
         .map_err(|e| DemoError::Runtime(format!("cannot start the demo server: {e}")))?;
     let started = Instant::now();
     loop {
-        if tokio::net::TcpStream::connect(endpoint.address).await.is_ok() {
+        if tokio::net::TcpStream::connect(endpoint.address)
+            .await
+            .is_ok()
+        {
             eprintln!(
                 "demo server: {SERVER_NAME} 1.4.0 at {} in the background (pid {}); \
                  `mcp-surface-ledger demo-server --change {}` changes its tools, `--stop` ends it",

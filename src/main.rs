@@ -97,9 +97,10 @@ enum Command {
         /// $APIFY_LOCAL_STORAGE_DIR or ./storage]; on the Apify platform the API is read.
         #[arg(long, value_name = "DIR")]
         storage_dir: Option<PathBuf>,
-        /// The ledger (`ledger_name`) to verify.
-        #[arg(long, value_name = "NAME", default_value = "DEFAULT")]
-        ledger: String,
+        /// The ledger (`ledger_name`) to verify [default: DEFAULT, or the store's only ledger
+        /// when it has no DEFAULT; with several, they are listed].
+        #[arg(long, value_name = "NAME")]
+        ledger: Option<String>,
         /// Heads witnessed by past runs: their summary rows exported from the dataset (JSON
         /// array or JSON lines), or `{"seq", "head"}` objects.
         #[arg(long, value_name = "FILE")]

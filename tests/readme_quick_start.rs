@@ -123,8 +123,14 @@ fn the_readme_quick_start_runs_as_written_against_the_demo_server() {
 
     // The jq line lists the change rows, and the diff table names the new tool and the
     // version change the run's default `alert_on` leaves out.
-    assert!(stdout.contains("\"tool_added\",\"delete_note\""), "{stdout}");
-    assert!(stdout.contains("\"input_schema_changed\",\"search_notes\""), "{stdout}");
+    assert!(
+        stdout.contains("\"tool_added\",\"delete_note\""),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\"input_schema_changed\",\"search_notes\""),
+        "{stdout}"
+    );
     assert!(stdout.contains("server_version_changed"), "{stdout}");
     assert!(stderr.contains("stopped"), "{stderr}");
     // The block stopped the server.

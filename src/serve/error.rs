@@ -16,9 +16,18 @@ pub enum ServeError {
         "ledger name {0:?} is not valid: 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( ), not starting with \"surface-\" or \"insight.\""
     )]
     BadLedgerName(String),
-    /// No ledger record has this name.
-    #[error("no ledger named {0:?} in store mcp-tool-surface-ledger")]
-    NoLedger(String),
+    /// No ledger record has this name (and it is not the default standing for the store's
+    /// only ledger).
+    #[error(
+        "no ledger named {ledger_name:?} in store mcp-tool-surface-ledger; {}",
+        choices(ledgers)
+    )]
+    NoLedger {
+        /// The name asked for.
+        ledger_name: String,
+        /// The ledgers the store holds (a sharded watch once, by its name).
+        ledgers: Vec<String>,
+    },
     /// The ledger does not watch this server.
     #[error("ledger {ledger_name:?} has no server {server_url:?}")]
     NoServer {
@@ -63,7 +72,7 @@ impl ServeError {
     pub fn code(&self) -> &'static str {
         match self {
             ServeError::BadLedgerName(_) => "bad_ledger_name",
-            ServeError::NoLedger(_) => "ledger_not_found",
+            ServeError::NoLedger { .. } => "ledger_not_found",
             ServeError::NoServer { .. } => "server_not_found",
             ServeError::NoSurface(_) => "surface_not_found",
             ServeError::LedgerUnreadable(_) => "ledger_unreadable",
@@ -81,7 +90,7 @@ impl ServeError {
     pub fn status(&self) -> StatusCode {
         match self {
             ServeError::BadLedgerName(_) | ServeError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ServeError::NoLedger(_)
+            ServeError::NoLedger { .. }
             | ServeError::NoServer { .. }
             | ServeError::NoSurface(_)
             | ServeError::NoRoute(_) => StatusCode::NOT_FOUND,
@@ -95,9 +104,21 @@ impl ServeError {
     }
 }
 
+/// The ledgers to choose from, in words.
+fn choices(ledgers: &[String]) -> String {
+    if ledgers.is_empty() {
+        return "the store holds no ledger yet (a run writes one)".to_string();
+    }
+    let names: Vec<String> = ledgers.iter().map(|name| format!("{name:?}")).collect();
+    format!("the store holds: {}", names.join(", "))
+}
+
 impl IntoResponse for ServeError {
     fn into_response(self) -> Response {
-        let body = json!({"error": self.code(), "message": self.to_string()});
+        let mut body = json!({"error": self.code(), "message": self.to_string()});
+        if let ServeError::NoLedger { ledgers, .. } = &self {
+            body["ledgers"] = json!(ledgers);
+        }
         (self.status(), axum::Json(body)).into_response()
     }
 }
@@ -110,7 +131,13 @@ mod tests {
     fn client_mistakes_are_4xx_and_store_failures_are_not() {
         let table = [
             (ServeError::BadRequest("x".into()), 400),
-            (ServeError::NoLedger("x".into()), 404),
+            (
+                ServeError::NoLedger {
+                    ledger_name: "x".into(),
+                    ledgers: vec![],
+                },
+                404,
+            ),
             (ServeError::NoRoute("/x".into()), 404),
             (ServeError::LedgerUnreadable("x".into()), 409),
             (ServeError::Storage("x".into()), 502),

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::ServeError;
+use super::tools::DEFAULT_LEDGER;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
 use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger, MAX_HISTORY};
@@ -96,6 +97,10 @@ pub struct ServersView {
     /// One loud sentence per ledger whose chain is not intact (broken, started again by a
     /// run, or adopted), naming the ledger; empty when every chain checks.
     pub chain_alerts: Vec<String>,
+    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
+    /// only ledger was answered instead: says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The remembered history of one server.
@@ -113,6 +118,10 @@ pub struct ChangesView {
     pub changes_total: usize,
     /// The changes, oldest first.
     pub changes: Vec<ChangeView>,
+    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
+    /// only ledger was answered instead: says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The stored surface of one server.
@@ -135,6 +144,22 @@ pub struct SurfaceView {
     pub tools_total: usize,
     /// The tool objects exactly as served.
     pub tools: Vec<Value>,
+    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
+    /// only ledger was answered instead: says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The ledgers of a store, for the `list_ledgers` tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LedgersView {
+    /// Number of ledgers.
+    pub ledgers_total: usize,
+    /// The ledger names, sorted (a sharded watch once, by its name).
+    pub ledgers: Vec<String>,
+    /// The ledger a question that names none is answered from: `DEFAULT` when the store has
+    /// it, else the store's only ledger; absent when there are several and none is `DEFAULT`.
+    pub default_ledger: Option<String>,
 }
 
 /// One change of a fleet, with the server it belongs to.
@@ -178,7 +203,7 @@ impl<S: Storage> LedgerReader<S> {
 
     /// The watched servers of `ledger_name` (of every shard, for a sharded watch).
     pub async fn servers(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
-        let ledgers = self.ledgers(ledger_name).await?;
+        let (ledger_name, ledgers, note) = self.ledgers(ledger_name).await?;
         let mut servers = Vec::new();
         let mut updated_at = None;
         let mut chain_alerts = Vec::new();
@@ -200,6 +225,7 @@ impl<S: Storage> LedgerReader<S> {
             servers_total: servers.len(),
             servers,
             chain_alerts,
+            note,
         })
     }
 
@@ -210,7 +236,7 @@ impl<S: Storage> LedgerReader<S> {
         server_url: &str,
         since: Option<DateTime<Utc>>,
     ) -> Result<ChangesView, ServeError> {
-        let ledger = self.ledger_of(ledger_name, server_url).await?;
+        let (ledger, note) = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let changes: Vec<ChangeView> = entry
             .history
@@ -225,6 +251,7 @@ impl<S: Storage> LedgerReader<S> {
             history_limit: MAX_HISTORY,
             changes_total: changes.len(),
             changes,
+            note,
         })
     }
 
@@ -234,7 +261,7 @@ impl<S: Storage> LedgerReader<S> {
         ledger_name: &str,
         server_url: &str,
     ) -> Result<SurfaceView, ServeError> {
-        let ledger = self.ledger_of(ledger_name, server_url).await?;
+        let (ledger, note) = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let surface = self
             .stored_surface(entry)
@@ -251,6 +278,7 @@ impl<S: Storage> LedgerReader<S> {
             risk: wire_name(&risk),
             tools_total: surface.tools.len(),
             tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+            note,
         })
     }
 
@@ -265,11 +293,48 @@ impl<S: Storage> LedgerReader<S> {
         Ok(ledger_names_of(&keys))
     }
 
+    /// The store's ledgers and the one a question naming none is answered from.
+    pub async fn ledgers_view(&self) -> Result<LedgersView, ServeError> {
+        let ledgers = self.ledger_names().await?;
+        let default_ledger = if ledgers.iter().any(|name| name == DEFAULT_LEDGER) {
+            Some(DEFAULT_LEDGER.to_string())
+        } else if let [only] = ledgers.as_slice() {
+            Some(only.clone())
+        } else {
+            None
+        };
+        Ok(LedgersView {
+            ledgers_total: ledgers.len(),
+            ledgers,
+            default_ledger,
+        })
+    }
+
+    /// What to answer when no ledger is named `asked`: the store's only ledger when `asked`
+    /// is the default, with a note saying so; otherwise [`ServeError::NoLedger`] listing the
+    /// ledgers there are.
+    async fn instead_of(&self, asked: &str) -> Result<(String, String), ServeError> {
+        let ledgers = self.ledger_names().await?;
+        match ledgers.as_slice() {
+            [only] if asked == DEFAULT_LEDGER => Ok((
+                only.clone(),
+                format!(
+                    "no ledger {DEFAULT_LEDGER:?} in the store: its only ledger, {only:?}, is answered"
+                ),
+            )),
+            _ => Err(ServeError::NoLedger {
+                ledger_name: asked.to_string(),
+                ledgers,
+            }),
+        }
+    }
+
     /// Every remembered change of every server of `ledger_name`, newest first.
     pub async fn fleet_changes(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
         let mut changes: Vec<FleetChange> = self
             .ledgers(ledger_name)
             .await?
+            .1
             .iter()
             .flat_map(|ledger| ledger.servers.values())
             .flat_map(|entry| {
@@ -294,7 +359,7 @@ impl<S: Storage> LedgerReader<S> {
         ledger_name: &str,
         server_url: &str,
     ) -> Result<ServerDetail, ServeError> {
-        let ledger = self.ledger_of(ledger_name, server_url).await?;
+        let (ledger, _) = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let surface = self.stored_surface(entry).await.ok().flatten();
         let tools = surface.as_ref().map(|surface| {
@@ -320,38 +385,85 @@ impl<S: Storage> LedgerReader<S> {
     }
 
     /// The ledgers `ledger_name` stands for: its index, or for a sharded watch (a round record
-    /// and no index of that name) the index of every shard that has one. Nothing is an error
-    /// here (nothing to answer about).
-    async fn ledgers(&self, ledger_name: &str) -> Result<Vec<Ledger>, ServeError> {
+    /// and no index of that name) the index of every shard that has one. When there is no such
+    /// ledger, see [`Self::instead_of`]. Returns the name answered, its ledgers and the note.
+    async fn ledgers(
+        &self,
+        ledger_name: &str,
+    ) -> Result<(String, Vec<Ledger>, Option<String>), ServeError> {
         check_ledger_name(ledger_name)?;
-        if let Some(ledger) = self.index(ledger_name).await? {
-            return Ok(vec![ledger]);
+        if let Some(ledgers) = self.watch(ledger_name).await? {
+            return Ok((ledger_name.to_string(), ledgers, None));
         }
-        let round = Round::load(&self.storage, ledger_name)
-            .await
-            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
+        let (name, note) = self.instead_of(ledger_name).await?;
+        let ledgers = self
+            .watch(&name)
+            .await?
+            .ok_or_else(|| ServeError::NoLedger {
+                ledger_name: name.clone(),
+                ledgers: Vec::new(),
+            })?;
+        Ok((name, ledgers, Some(note)))
+    }
+
+    /// The index of `ledger_name`, or the shard indexes of the sharded watch of that name;
+    /// `None` when there is neither.
+    async fn watch(&self, ledger_name: &str) -> Result<Option<Vec<Ledger>>, ServeError> {
+        if let Some(ledger) = self.index(ledger_name).await? {
+            return Ok(Some(vec![ledger]));
+        }
+        let Some(round) = Round::load(&self.storage, ledger_name).await else {
+            return Ok(None);
+        };
         let mut ledgers = Vec::new();
         for shard in 1..=round.of {
             let name = shard_ledger_name(ledger_name, shard, round.of);
             ledgers.extend(self.index(&name).await?);
         }
-        Ok(ledgers)
+        Ok(Some(ledgers))
     }
 
     /// The ledger that holds `server_url`: the index of `ledger_name`, or for a sharded watch
-    /// the index of the shard the URL belongs to.
-    async fn ledger_of(&self, ledger_name: &str, server_url: &str) -> Result<Ledger, ServeError> {
+    /// the index of the shard the URL belongs to (with the note of [`Self::instead_of`] when
+    /// there is no ledger of that name).
+    async fn ledger_of(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<(Ledger, Option<String>), ServeError> {
         check_ledger_name(ledger_name)?;
-        if let Some(ledger) = self.index(ledger_name).await? {
-            return Ok(ledger);
+        if let Some(ledger) = self.ledger_in(ledger_name, server_url).await? {
+            return Ok((ledger, None));
         }
-        let round = Round::load(&self.storage, ledger_name)
-            .await
-            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
+        let (name, note) = self.instead_of(ledger_name).await?;
+        let ledger =
+            self.ledger_in(&name, server_url)
+                .await?
+                .ok_or_else(|| ServeError::NoLedger {
+                    ledger_name: name.clone(),
+                    ledgers: Vec::new(),
+                })?;
+        Ok((ledger, Some(note)))
+    }
+
+    /// The ledger of the watch `ledger_name` that holds `server_url`; `None` when there is no
+    /// ledger or sharded watch of that name.
+    async fn ledger_in(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<Option<Ledger>, ServeError> {
+        if let Some(ledger) = self.index(ledger_name).await? {
+            return Ok(Some(ledger));
+        }
+        let Some(round) = Round::load(&self.storage, ledger_name).await else {
+            return Ok(None);
+        };
         let shard = shard_of(&Value::String(server_url.to_string()), round.of);
         let name = shard_ledger_name(ledger_name, shard, round.of);
         self.index(&name)
             .await?
+            .map(Some)
             .ok_or_else(|| ServeError::NoServer {
                 ledger_name: ledger_name.to_string(),
                 server_url: server_url.to_string(),
