@@ -6,7 +6,8 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use mcp_surface_ledger::actor::{ActorArgs, run_actor};
 use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
@@ -48,7 +49,8 @@ struct Cli {
 
     /// Allow loopback and private-network targets (for self-hosted fleets and tests).
     /// Cloud metadata and reserved addresses stay blocked. Refused on the Apify platform.
-    /// Accepted before a subcommand too (`--allow-private-targets snapshot URL`).
+    /// Accepted before `snapshot` and `diff` too (`--allow-private-targets snapshot URL`);
+    /// refused with `serve`, `verify` and `demo-server`, which never probe a server.
     #[arg(long, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
     allow_private_targets: bool,
 
@@ -249,8 +251,24 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
     init_logging();
+    let private_flag_given =
+        matches.value_source("allow_private_targets") == Some(ValueSource::CommandLine);
+    let never_probes = match &cli.command {
+        Some(Command::Serve { .. }) => Some("serve"),
+        Some(Command::Verify { .. }) => Some("verify"),
+        Some(Command::DemoServer { .. }) => Some("demo-server"),
+        _ => None,
+    };
+    if let (true, Some(name)) = (private_flag_given, never_probes) {
+        tracing::error!(
+            "--allow-private-targets is for the commands that probe servers (no subcommand, \
+             snapshot, diff); {name} never probes one: leave the flag out"
+        );
+        return exit(EXIT_BAD_INPUT);
+    }
     let actor_settings = ProbeSettings {
         allow_private_targets: cli.allow_private_targets,
         force_era: cli.force_era,

@@ -116,9 +116,10 @@ pub fn plan(entries: &[Value], rules: &TargetRules) -> Vec<Planned> {
                     credential,
                 })
             }
-            Err(reason) => Planned::Blocked(BlockedEntry {
+            Err((reason, repeated)) => Planned::Blocked(BlockedEntry {
                 index,
-                entry: entry_text(entry),
+                // A repeat is a usable URL: its row names it normalized, as the first one's.
+                entry: repeated.map_or_else(|| entry_text(entry), |url| url.to_string()),
                 reason,
             }),
         })
@@ -155,17 +156,23 @@ fn redact_credentials(text: &str) -> String {
     }
 }
 
-fn usable_url(entry: &Value, rules: &TargetRules, seen: &[Url]) -> Result<Url, String> {
+/// The entry's URL, or why it is blocked (with the normalized URL when it repeats one).
+fn usable_url(
+    entry: &Value,
+    rules: &TargetRules,
+    seen: &[Url],
+) -> Result<Url, (String, Option<Url>)> {
     let Value::String(text) = entry else {
-        return Err(format!("entry must be a URL string, got {entry}"));
+        return Err((format!("entry must be a URL string, got {entry}"), None));
     };
     let trimmed = text.trim();
-    let mut url =
-        Url::parse(trimmed).map_err(|e| format!("not a valid absolute URL ({e}): {trimmed:?}"))?;
+    let mut url = Url::parse(trimmed)
+        .map_err(|e| (format!("not a valid absolute URL ({e}): {trimmed:?}"), None))?;
     url.set_fragment(None);
-    check_url(&url, rules.mode, &rules.allowed_hosts).map_err(|blocked| blocked.to_string())?;
+    check_url(&url, rules.mode, &rules.allowed_hosts)
+        .map_err(|blocked| (blocked.to_string(), None))?;
     if seen.contains(&url) {
-        return Err(format!("repeats an earlier entry: {url}"));
+        return Err((format!("repeats an earlier entry: {url}"), Some(url)));
     }
     Ok(url)
 }
@@ -224,6 +231,24 @@ mod tests {
                 .contains("must be a URL string")
         );
         assert_eq!(result[8], Ok("https://other.example.com/mcp/".to_string()));
+    }
+
+    #[test]
+    fn a_repeat_is_named_by_its_normalized_url_whatever_its_spelling() {
+        let planned = plan(
+            &[
+                json!("https://mcp.example.com/mcp"),
+                json!(" HTTPS://MCP.Example.COM:443/mcp#top"),
+            ],
+            &TargetRules::default(),
+        );
+        match &planned[1] {
+            Planned::Blocked(blocked) => {
+                assert_eq!(blocked.entry, "https://mcp.example.com/mcp");
+                assert!(blocked.reason.contains("repeats an earlier entry"));
+            }
+            other => panic!("a repeat is blocked: {other:?}"),
+        }
     }
 
     #[test]

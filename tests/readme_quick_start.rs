@@ -177,6 +177,28 @@ fn the_readme_quick_start_runs_as_written_against_the_demo_server() {
     ] {
         assert_eq!(tool[field], shown_tool[field], "tool field {field}");
     }
+    // The summary row's chain fields: `ledger_chain_break` only when the chain is not intact.
+    let summary = rows
+        .iter()
+        .find(|row| row["record_type"] == "summary")
+        .unwrap();
+    assert_eq!(summary["ledger_chain_status"], "intact", "{summary}");
+    assert!(summary.get("ledger_chain_break").is_none(), "{summary}");
+    // After the quick start, `verify` needs no --ledger: `quickstart` is the only ledger.
+    let output = Command::new(BIN)
+        .args(["verify", "--storage-dir"])
+        .arg(dir.path().join("storage"))
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{verdict}");
+    assert_eq!(verdict["ledger_name"], "quickstart");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("only ledger, \"quickstart\""),
+        "verify says which ledger it took"
+    );
+
     let change = rows
         .iter()
         .find(|row| row["change_class"] == "input_schema_changed")
