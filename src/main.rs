@@ -30,6 +30,7 @@ use mcp_surface_ledger::serve::{self, ServeArgs};
 /// the change rows between two snapshots, tools/list files, standard input (`-`) or URLs.
 /// `serve` answers questions about the ledger over HTTP (JSON API and an MCP endpoint at
 /// `/mcp`), read-only; an Actor started in Standby mode on the platform does the same.
+/// `demo-server` runs the small MCP server the README's quick start watches.
 ///
 /// Exit codes: 0 ok, 1 the gate (`fail_on`, `--fail-on`) tripped, 2 bad input, 3 runtime failure.
 #[derive(Debug, Parser)]
