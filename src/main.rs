@@ -13,7 +13,6 @@ use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
 use mcp_surface_ledger::cli::verify::{self, VerifyArgs};
 use mcp_surface_ledger::cli::{Format, ProbeSettings, SecretHeader, snapshot};
-use mcp_surface_ledger::demo::{self, DemoAction};
 use mcp_surface_ledger::gate::FailOn;
 use mcp_surface_ledger::mcp::Era;
 use mcp_surface_ledger::run::{EXIT_BAD_INPUT, EXIT_GATE, EXIT_RUNTIME};
@@ -345,10 +344,10 @@ fn main() -> ExitCode {
             }) => demo_command(
                 &url,
                 match (background, change, stop) {
-                    (true, _, _) => DemoAction::Background,
-                    (_, true, _) => DemoAction::Change,
-                    (_, _, true) => DemoAction::Stop,
-                    _ => DemoAction::Serve,
+                    (true, _, _) => mcp_surface_ledger::demo::DemoAction::Background,
+                    (_, true, _) => mcp_surface_ledger::demo::DemoAction::Change,
+                    (_, _, true) => mcp_surface_ledger::demo::DemoAction::Stop,
+                    _ => mcp_surface_ledger::demo::DemoAction::Serve,
                 },
             ),
             _ if serve::is_standby_start(|name| std::env::var(name).ok()) => {
@@ -401,9 +400,9 @@ fn serve_command(args: ServeArgs) -> ExitCode {
     }
 }
 
-fn demo_command(url: &str, action: DemoAction) -> ExitCode {
+fn demo_command(url: &str, action: mcp_surface_ledger::demo::DemoAction) -> ExitCode {
     match runtime() {
-        Ok(runtime) => match runtime.block_on(demo::run(url, action)) {
+        Ok(runtime) => match runtime.block_on(mcp_surface_ledger::demo::run(url, action)) {
             Ok(()) => exit(0),
             Err(error) => {
                 tracing::error!("{error}");

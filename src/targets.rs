@@ -116,10 +116,10 @@ pub fn plan(entries: &[Value], rules: &TargetRules) -> Vec<Planned> {
                     credential,
                 })
             }
-            Err((reason, repeated)) => Planned::Blocked(BlockedEntry {
+            Err(reason) => Planned::Blocked(BlockedEntry {
                 index,
                 // A repeat is a usable URL: its row names it normalized, as the first one's.
-                entry: repeated.map_or_else(|| entry_text(entry), |url| url.to_string()),
+                entry: repeated_url(entry, &seen).unwrap_or_else(|| entry_text(entry)),
                 reason,
             }),
         })
@@ -131,6 +131,13 @@ pub fn normalized_url(text: &str) -> Option<String> {
     let mut url = Url::parse(text.trim()).ok()?;
     url.set_fragment(None);
     Some(url.to_string())
+}
+
+/// The normalized URL of `entry` when it repeats one of `seen` (the usable URLs so far).
+fn repeated_url(entry: &Value, seen: &[Url]) -> Option<String> {
+    let mut url = Url::parse(entry.as_str()?.trim()).ok()?;
+    url.set_fragment(None);
+    seen.contains(&url).then(|| url.to_string())
 }
 
 /// The entry as shown in its row and log line. A credential in a URL is replaced by `***`, so
@@ -156,23 +163,17 @@ fn redact_credentials(text: &str) -> String {
     }
 }
 
-/// The entry's URL, or why it is blocked (with the normalized URL when it repeats one).
-fn usable_url(
-    entry: &Value,
-    rules: &TargetRules,
-    seen: &[Url],
-) -> Result<Url, (String, Option<Url>)> {
+fn usable_url(entry: &Value, rules: &TargetRules, seen: &[Url]) -> Result<Url, String> {
     let Value::String(text) = entry else {
-        return Err((format!("entry must be a URL string, got {entry}"), None));
+        return Err(format!("entry must be a URL string, got {entry}"));
     };
     let trimmed = text.trim();
-    let mut url = Url::parse(trimmed)
-        .map_err(|e| (format!("not a valid absolute URL ({e}): {trimmed:?}"), None))?;
+    let mut url =
+        Url::parse(trimmed).map_err(|e| format!("not a valid absolute URL ({e}): {trimmed:?}"))?;
     url.set_fragment(None);
-    check_url(&url, rules.mode, &rules.allowed_hosts)
-        .map_err(|blocked| (blocked.to_string(), None))?;
+    check_url(&url, rules.mode, &rules.allowed_hosts).map_err(|blocked| blocked.to_string())?;
     if seen.contains(&url) {
-        return Err((format!("repeats an earlier entry: {url}"), Some(url)));
+        return Err(format!("repeats an earlier entry: {url}"));
     }
     Ok(url)
 }

@@ -16,13 +16,16 @@ pub enum ServeError {
         "ledger name {0:?} is not valid: 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( ), not starting with \"surface-\" or \"insight.\""
     )]
     BadLedgerName(String),
-    /// No ledger record has this name (and it is not the default standing for the store's
-    /// only ledger).
+    /// No ledger record has this name.
+    #[error("no ledger named {0:?} in store mcp-tool-surface-ledger")]
+    NoLedger(String),
+    /// No ledger has this name, and it is not the default standing for the store's only
+    /// ledger: the ledgers there are, to choose from.
     #[error(
         "no ledger named {ledger_name:?} in store mcp-tool-surface-ledger; {}",
         choices(ledgers)
     )]
-    NoLedger {
+    UnknownLedger {
         /// The name asked for.
         ledger_name: String,
         /// The ledgers the store holds (a sharded watch once, by its name).
@@ -72,7 +75,7 @@ impl ServeError {
     pub fn code(&self) -> &'static str {
         match self {
             ServeError::BadLedgerName(_) => "bad_ledger_name",
-            ServeError::NoLedger { .. } => "ledger_not_found",
+            ServeError::NoLedger(_) | ServeError::UnknownLedger { .. } => "ledger_not_found",
             ServeError::NoServer { .. } => "server_not_found",
             ServeError::NoSurface(_) => "surface_not_found",
             ServeError::LedgerUnreadable(_) => "ledger_unreadable",
@@ -90,7 +93,8 @@ impl ServeError {
     pub fn status(&self) -> StatusCode {
         match self {
             ServeError::BadLedgerName(_) | ServeError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ServeError::NoLedger { .. }
+            ServeError::NoLedger(_)
+            | ServeError::UnknownLedger { .. }
             | ServeError::NoServer { .. }
             | ServeError::NoSurface(_)
             | ServeError::NoRoute(_) => StatusCode::NOT_FOUND,
@@ -116,7 +120,7 @@ fn choices(ledgers: &[String]) -> String {
 impl IntoResponse for ServeError {
     fn into_response(self) -> Response {
         let mut body = json!({"error": self.code(), "message": self.to_string()});
-        if let ServeError::NoLedger { ledgers, .. } = &self {
+        if let ServeError::UnknownLedger { ledgers, .. } = &self {
             body["ledgers"] = json!(ledgers);
         }
         (self.status(), axum::Json(body)).into_response()
@@ -131,10 +135,11 @@ mod tests {
     fn client_mistakes_are_4xx_and_store_failures_are_not() {
         let table = [
             (ServeError::BadRequest("x".into()), 400),
+            (ServeError::NoLedger("x".into()), 404),
             (
-                ServeError::NoLedger {
+                ServeError::UnknownLedger {
                     ledger_name: "x".into(),
-                    ledgers: vec![],
+                    ledgers: vec!["a".into()],
                 },
                 404,
             ),

@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::ServeError;
-use super::tools::DEFAULT_LEDGER;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
 use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger, MAX_HISTORY};
@@ -201,9 +200,22 @@ impl<S: Storage> LedgerReader<S> {
         }
     }
 
-    /// The watched servers of `ledger_name` (of every shard, for a sharded watch).
+    /// The watched servers of `ledger_name` (of every shard, for a sharded watch), or of the
+    /// store's only ledger instead of a missing default ([`Self::instead_of`]).
     pub async fn servers(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
-        let (ledger_name, ledgers, note) = self.ledgers(ledger_name).await?;
+        match self.servers_named(ledger_name).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, note) = self.instead_of(ledger_name).await?;
+                let mut view = self.servers_named(&name).await?;
+                view.note = Some(note);
+                Ok(view)
+            }
+            answer => answer,
+        }
+    }
+
+    async fn servers_named(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
+        let ledgers = self.ledgers(ledger_name).await?;
         let mut servers = Vec::new();
         let mut updated_at = None;
         let mut chain_alerts = Vec::new();
@@ -225,18 +237,36 @@ impl<S: Storage> LedgerReader<S> {
             servers_total: servers.len(),
             servers,
             chain_alerts,
-            note,
+            note: None,
         })
     }
 
-    /// The remembered changes of one server, optionally only those at or after `since`.
+    /// The remembered changes of one server, optionally only those at or after `since` (of
+    /// the store's only ledger instead of a missing default, [`Self::instead_of`]).
     pub async fn changes(
         &self,
         ledger_name: &str,
         server_url: &str,
         since: Option<DateTime<Utc>>,
     ) -> Result<ChangesView, ServeError> {
-        let (ledger, note) = self.ledger_of(ledger_name, server_url).await?;
+        match self.changes_named(ledger_name, server_url, since).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, note) = self.instead_of(ledger_name).await?;
+                let mut view = self.changes_named(&name, server_url, since).await?;
+                view.note = Some(note);
+                Ok(view)
+            }
+            answer => answer,
+        }
+    }
+
+    async fn changes_named(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<ChangesView, ServeError> {
+        let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let changes: Vec<ChangeView> = entry
             .history
@@ -251,17 +281,34 @@ impl<S: Storage> LedgerReader<S> {
             history_limit: MAX_HISTORY,
             changes_total: changes.len(),
             changes,
-            note,
+            note: None,
         })
     }
 
-    /// The stored surface of one server.
+    /// The stored surface of one server (of the store's only ledger instead of a missing
+    /// default, [`Self::instead_of`]).
     pub async fn surface(
         &self,
         ledger_name: &str,
         server_url: &str,
     ) -> Result<SurfaceView, ServeError> {
-        let (ledger, note) = self.ledger_of(ledger_name, server_url).await?;
+        match self.surface_named(ledger_name, server_url).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, note) = self.instead_of(ledger_name).await?;
+                let mut view = self.surface_named(&name, server_url).await?;
+                view.note = Some(note);
+                Ok(view)
+            }
+            answer => answer,
+        }
+    }
+
+    async fn surface_named(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<SurfaceView, ServeError> {
+        let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let surface = self
             .stored_surface(entry)
@@ -278,7 +325,7 @@ impl<S: Storage> LedgerReader<S> {
             risk: wire_name(&risk),
             tools_total: surface.tools.len(),
             tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
-            note,
+            note: None,
         })
     }
 
@@ -311,9 +358,9 @@ impl<S: Storage> LedgerReader<S> {
     }
 
     /// What to answer when no ledger is named `asked`: the store's only ledger when `asked`
-    /// is the default, with a note saying so; otherwise [`ServeError::NoLedger`] listing the
-    /// ledgers there are.
-    async fn instead_of(&self, asked: &str) -> Result<(String, String), ServeError> {
+    /// is the default (`DEFAULT`), with a note saying so; otherwise
+    /// [`ServeError::UnknownLedger`] listing the ledgers there are.
+    pub async fn instead_of(&self, asked: &str) -> Result<(String, String), ServeError> {
         let ledgers = self.ledger_names().await?;
         match ledgers.as_slice() {
             [only] if asked == DEFAULT_LEDGER => Ok((
@@ -322,19 +369,29 @@ impl<S: Storage> LedgerReader<S> {
                     "no ledger {DEFAULT_LEDGER:?} in the store: its only ledger, {only:?}, is answered"
                 ),
             )),
-            _ => Err(ServeError::NoLedger {
+            _ => Err(ServeError::UnknownLedger {
                 ledger_name: asked.to_string(),
                 ledgers,
             }),
         }
     }
 
-    /// Every remembered change of every server of `ledger_name`, newest first.
+    /// Every remembered change of every server of `ledger_name`, newest first (of the store's
+    /// only ledger instead of a missing default, [`Self::instead_of`]).
     pub async fn fleet_changes(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
+        match self.fleet_changes_named(ledger_name).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, _) = self.instead_of(ledger_name).await?;
+                self.fleet_changes_named(&name).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn fleet_changes_named(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
         let mut changes: Vec<FleetChange> = self
             .ledgers(ledger_name)
             .await?
-            .1
             .iter()
             .flat_map(|ledger| ledger.servers.values())
             .flat_map(|entry| {
@@ -353,13 +410,28 @@ impl<S: Storage> LedgerReader<S> {
         Ok(changes)
     }
 
-    /// One server with its history and the summaries of its stored surface.
+    /// One server with its history and the summaries of its stored surface (of the store's
+    /// only ledger instead of a missing default, [`Self::instead_of`]).
     pub async fn server_detail(
         &self,
         ledger_name: &str,
         server_url: &str,
     ) -> Result<ServerDetail, ServeError> {
-        let (ledger, _) = self.ledger_of(ledger_name, server_url).await?;
+        match self.server_detail_named(ledger_name, server_url).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, _) = self.instead_of(ledger_name).await?;
+                self.server_detail_named(&name, server_url).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn server_detail_named(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<ServerDetail, ServeError> {
+        let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let surface = self.stored_surface(entry).await.ok().flatten();
         let tools = surface.as_ref().map(|surface| {
@@ -385,85 +457,38 @@ impl<S: Storage> LedgerReader<S> {
     }
 
     /// The ledgers `ledger_name` stands for: its index, or for a sharded watch (a round record
-    /// and no index of that name) the index of every shard that has one. When there is no such
-    /// ledger, see [`Self::instead_of`]. Returns the name answered, its ledgers and the note.
-    async fn ledgers(
-        &self,
-        ledger_name: &str,
-    ) -> Result<(String, Vec<Ledger>, Option<String>), ServeError> {
+    /// and no index of that name) the index of every shard that has one. Nothing is an error
+    /// here (nothing to answer about).
+    async fn ledgers(&self, ledger_name: &str) -> Result<Vec<Ledger>, ServeError> {
         check_ledger_name(ledger_name)?;
-        if let Some(ledgers) = self.watch(ledger_name).await? {
-            return Ok((ledger_name.to_string(), ledgers, None));
-        }
-        let (name, note) = self.instead_of(ledger_name).await?;
-        let ledgers = self
-            .watch(&name)
-            .await?
-            .ok_or_else(|| ServeError::NoLedger {
-                ledger_name: name.clone(),
-                ledgers: Vec::new(),
-            })?;
-        Ok((name, ledgers, Some(note)))
-    }
-
-    /// The index of `ledger_name`, or the shard indexes of the sharded watch of that name;
-    /// `None` when there is neither.
-    async fn watch(&self, ledger_name: &str) -> Result<Option<Vec<Ledger>>, ServeError> {
         if let Some(ledger) = self.index(ledger_name).await? {
-            return Ok(Some(vec![ledger]));
+            return Ok(vec![ledger]);
         }
-        let Some(round) = Round::load(&self.storage, ledger_name).await else {
-            return Ok(None);
-        };
+        let round = Round::load(&self.storage, ledger_name)
+            .await
+            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
         let mut ledgers = Vec::new();
         for shard in 1..=round.of {
             let name = shard_ledger_name(ledger_name, shard, round.of);
             ledgers.extend(self.index(&name).await?);
         }
-        Ok(Some(ledgers))
+        Ok(ledgers)
     }
 
     /// The ledger that holds `server_url`: the index of `ledger_name`, or for a sharded watch
-    /// the index of the shard the URL belongs to (with the note of [`Self::instead_of`] when
-    /// there is no ledger of that name).
-    async fn ledger_of(
-        &self,
-        ledger_name: &str,
-        server_url: &str,
-    ) -> Result<(Ledger, Option<String>), ServeError> {
+    /// the index of the shard the URL belongs to.
+    async fn ledger_of(&self, ledger_name: &str, server_url: &str) -> Result<Ledger, ServeError> {
         check_ledger_name(ledger_name)?;
-        if let Some(ledger) = self.ledger_in(ledger_name, server_url).await? {
-            return Ok((ledger, None));
-        }
-        let (name, note) = self.instead_of(ledger_name).await?;
-        let ledger =
-            self.ledger_in(&name, server_url)
-                .await?
-                .ok_or_else(|| ServeError::NoLedger {
-                    ledger_name: name.clone(),
-                    ledgers: Vec::new(),
-                })?;
-        Ok((ledger, Some(note)))
-    }
-
-    /// The ledger of the watch `ledger_name` that holds `server_url`; `None` when there is no
-    /// ledger or sharded watch of that name.
-    async fn ledger_in(
-        &self,
-        ledger_name: &str,
-        server_url: &str,
-    ) -> Result<Option<Ledger>, ServeError> {
         if let Some(ledger) = self.index(ledger_name).await? {
-            return Ok(Some(ledger));
+            return Ok(ledger);
         }
-        let Some(round) = Round::load(&self.storage, ledger_name).await else {
-            return Ok(None);
-        };
+        let round = Round::load(&self.storage, ledger_name)
+            .await
+            .ok_or_else(|| ServeError::NoLedger(ledger_name.to_string()))?;
         let shard = shard_of(&Value::String(server_url.to_string()), round.of);
         let name = shard_ledger_name(ledger_name, shard, round.of);
         self.index(&name)
             .await?
-            .map(Some)
             .ok_or_else(|| ServeError::NoServer {
                 ledger_name: ledger_name.to_string(),
                 server_url: server_url.to_string(),
@@ -527,6 +552,9 @@ impl<S: Storage> LedgerReader<S> {
         risks.insert(key.clone(), risk);
     }
 }
+
+/// The ledger a question naming none asks for (the input's default `ledger_name`).
+const DEFAULT_LEDGER: &str = super::tools::DEFAULT_LEDGER;
 
 /// The ledger names among the keys of the ledger store (see [`LedgerReader::ledger_names`]).
 pub fn ledger_names_of(keys: &[String]) -> Vec<String> {
