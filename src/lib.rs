@@ -3,6 +3,8 @@
 //!
 //! # Layout
 //!
+//! - [`demo`]: `demo-server`, the small MCP server on loopback that the README's quick start
+//!   watches (its tools change when told to).
 //! - [`cli`]: the `snapshot URL` and `diff BEFORE AFTER` commands, their formats and the gate.
 //! - [`actor`]: Actor mode: picks the storage backend and charging from the environment.
 //! - [`input`]: the Actor input as a Rust type, with defaults, ranges and messages naming each bad field.
@@ -33,6 +35,7 @@ pub mod actor;
 pub mod chain;
 pub mod changes;
 pub mod cli;
+pub mod demo;
 pub mod diff;
 pub mod fuzzing;
 pub mod gate;

@@ -7,7 +7,8 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use mcp_surface_ledger::actor::{ActorArgs, run_actor};
 use mcp_surface_ledger::cli::diff::{self, DiffArgs};
 use mcp_surface_ledger::cli::source::Source;
@@ -29,6 +30,7 @@ use mcp_surface_ledger::serve::{self, ServeArgs};
 /// the change rows between two snapshots, tools/list files, standard input (`-`) or URLs.
 /// `serve` answers questions about the ledger over HTTP (JSON API and an MCP endpoint at
 /// `/mcp`), read-only; an Actor started in Standby mode on the platform does the same.
+/// `demo-server` runs the small MCP server the README's quick start watches.
 ///
 /// Exit codes: 0 ok, 1 the gate (`fail_on`, `--fail-on`) tripped, 2 bad input, 3 runtime failure,
 /// 4 an `exit_nonzero_on` condition on the run's evidence was met, 5 the ledger chain was not
@@ -50,7 +52,8 @@ struct Cli {
 
     /// Allow loopback and private-network targets (for self-hosted fleets and tests).
     /// Cloud metadata and reserved addresses stay blocked. Refused on the Apify platform.
-    /// Accepted before a subcommand too (`--allow-private-targets snapshot URL`).
+    /// Accepted before `snapshot` and `diff` too (`--allow-private-targets snapshot URL`);
+    /// refused with `serve`, `verify` and `demo-server`, which never probe a server.
     #[arg(long, env = "LEDGER_ALLOW_PRIVATE_TARGETS", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false)]
     allow_private_targets: bool,
 
@@ -84,7 +87,8 @@ enum Command {
         before: String,
         /// The newer side.
         after: String,
-        /// Output format: json, table, markdown or html.
+        /// Output format: json, table, markdown, html or sarif (SARIF 2.1.0, for
+        /// code-scanning tools).
         #[arg(long, value_name = "FORMAT", default_value = "json")]
         format: Format,
         /// Exit with code 1 when a change at or above this level is found: breaking, high,
@@ -104,9 +108,10 @@ enum Command {
         /// $APIFY_LOCAL_STORAGE_DIR or ./storage]; on the Apify platform the API is read.
         #[arg(long, value_name = "DIR")]
         storage_dir: Option<PathBuf>,
-        /// The ledger (`ledger_name`) to verify.
-        #[arg(long, value_name = "NAME", default_value = "DEFAULT")]
-        ledger: String,
+        /// The ledger (`ledger_name`) to verify [default: DEFAULT, or the store's only ledger
+        /// when it has no DEFAULT; with several, they are listed].
+        #[arg(long, value_name = "NAME")]
+        ledger: Option<String>,
         /// Heads witnessed by past runs: their summary rows exported from the dataset (JSON
         /// array or JSON lines), or `{"seq", "head"}` objects.
         #[arg(long, value_name = "FILE")]
@@ -144,6 +149,23 @@ enum Command {
             value_delimiter = ','
         )]
         allowed_hosts: Vec<String>,
+    },
+    /// Run a small demo MCP server on this machine (a notes server, Streamable HTTP at the
+    /// URL's path) for the README's quick start; `--change` switches a running one to its
+    /// other release (a tool added, a parameter made required, a new version).
+    DemoServer {
+        /// Its endpoint: an http:// URL on 127.0.0.1, [::1] or localhost, with a port.
+        #[arg(value_name = "URL", default_value = mcp_surface_ledger::demo::DEFAULT_URL)]
+        url: String,
+        /// Start it in the background and return once it accepts connections.
+        #[arg(long, conflicts_with_all = ["change", "stop"])]
+        background: bool,
+        /// Tell the demo server running at URL to switch to its other release.
+        #[arg(long, conflicts_with = "stop")]
+        change: bool,
+        /// Tell the demo server running at URL to stop.
+        #[arg(long)]
+        stop: bool,
     },
 }
 
@@ -238,8 +260,24 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
     init_logging();
+    let private_flag_given =
+        matches.value_source("allow_private_targets") == Some(ValueSource::CommandLine);
+    let never_probes = match &cli.command {
+        Some(Command::Serve { .. }) => Some("serve"),
+        Some(Command::Verify { .. }) => Some("verify"),
+        Some(Command::DemoServer { .. }) => Some("demo-server"),
+        _ => None,
+    };
+    if let (true, Some(name)) = (private_flag_given, never_probes) {
+        tracing::error!(
+            "--allow-private-targets is for the commands that probe servers (no subcommand, \
+             snapshot, diff); {name} never probes one: leave the flag out"
+        );
+        return exit(EXIT_BAD_INPUT);
+    }
     let actor_settings = ProbeSettings {
         allow_private_targets: cli.allow_private_targets,
         force_era: cli.force_era,
@@ -313,6 +351,20 @@ fn main() -> ExitCode {
                 public_key,
                 require_witness,
             }),
+            Some(Command::DemoServer {
+                url,
+                background,
+                change,
+                stop,
+            }) => demo_command(
+                &url,
+                match (background, change, stop) {
+                    (true, _, _) => mcp_surface_ledger::demo::DemoAction::Background,
+                    (_, true, _) => mcp_surface_ledger::demo::DemoAction::Change,
+                    (_, _, true) => mcp_surface_ledger::demo::DemoAction::Stop,
+                    _ => mcp_surface_ledger::demo::DemoAction::Serve,
+                },
+            ),
             _ if serve::is_standby_start(|name| std::env::var(name).ok()) => {
                 serve_command(ServeArgs {
                     storage_dir: cli.storage_dir,
@@ -366,6 +418,19 @@ fn actor_mode(
 fn serve_command(args: ServeArgs) -> ExitCode {
     match runtime() {
         Ok(runtime) => exit(runtime.block_on(serve::run(args))),
+        Err(code) => code,
+    }
+}
+
+fn demo_command(url: &str, action: mcp_surface_ledger::demo::DemoAction) -> ExitCode {
+    match runtime() {
+        Ok(runtime) => match runtime.block_on(mcp_surface_ledger::demo::run(url, action)) {
+            Ok(()) => exit(0),
+            Err(error) => {
+                tracing::error!("{error}");
+                exit(error.exit_code())
+            }
+        },
         Err(code) => code,
     }
 }

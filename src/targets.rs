@@ -118,7 +118,8 @@ pub fn plan(entries: &[Value], rules: &TargetRules) -> Vec<Planned> {
             }
             Err(reason) => Planned::Blocked(BlockedEntry {
                 index,
-                entry: entry_text(entry),
+                // A repeat is a usable URL: its row names it normalized, as the first one's.
+                entry: repeated_url(entry, &seen).unwrap_or_else(|| entry_text(entry)),
                 reason,
             }),
         })
@@ -130,6 +131,13 @@ pub fn normalized_url(text: &str) -> Option<String> {
     let mut url = Url::parse(text.trim()).ok()?;
     url.set_fragment(None);
     Some(url.to_string())
+}
+
+/// The normalized URL of `entry` when it repeats one of `seen` (the usable URLs so far).
+fn repeated_url(entry: &Value, seen: &[Url]) -> Option<String> {
+    let mut url = Url::parse(entry.as_str()?.trim()).ok()?;
+    url.set_fragment(None);
+    seen.contains(&url).then(|| url.to_string())
 }
 
 /// The entry as shown in its row and log line. A credential in a URL is replaced by `***`, so
@@ -295,6 +303,24 @@ mod tests {
                 .contains("must be a URL string")
         );
         assert_eq!(result[8], Ok("https://other.example.com/mcp/".to_string()));
+    }
+
+    #[test]
+    fn a_repeat_is_named_by_its_normalized_url_whatever_its_spelling() {
+        let planned = plan(
+            &[
+                json!("https://mcp.example.com/mcp"),
+                json!(" HTTPS://MCP.Example.COM:443/mcp#top"),
+            ],
+            &TargetRules::default(),
+        );
+        match &planned[1] {
+            Planned::Blocked(blocked) => {
+                assert_eq!(blocked.entry, "https://mcp.example.com/mcp");
+                assert!(blocked.reason.contains("repeats an earlier entry"));
+            }
+            other => panic!("a repeat is blocked: {other:?}"),
+        }
     }
 
     #[test]

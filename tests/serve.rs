@@ -447,6 +447,7 @@ async fn two_hundred_parallel_requests_all_succeed() {
 fn tool_calls(fx: &Fixture) -> Value {
     json!({
         "list_watched_servers": {},
+        "list_ledgers": {},
         "get_changes": {"ledger_name": "DEFAULT", "server_url": fx.server_url, "since": "2000-01-01T00:00:00Z"},
         "get_surface": {"server_url": fx.server_url},
         "diff_surfaces": {"before": {"tools": tools_v1()}, "after": {"tools": tools_v2()}},
@@ -458,6 +459,14 @@ async fn check_structured(fx: &Fixture, name: &str, structured: &Value) {
     let client = http();
     let server = segment(&fx.server_url);
     let expected = match name {
+        "list_ledgers" => {
+            let listed = get(&client, &format!("{}/ledgers", fx.base)).await.1;
+            json!({
+                "ledgers_total": listed["ledgers_total"],
+                "ledgers": listed["ledgers"],
+                "default_ledger": "DEFAULT",
+            })
+        }
         "list_watched_servers" => {
             get(&client, &format!("{}/ledgers/DEFAULT/servers", fx.base))
                 .await
@@ -513,6 +522,7 @@ async fn the_rmcp_client_calls_every_tool() {
             "diff_surfaces",
             "get_changes",
             "get_surface",
+            "list_ledgers",
             "list_watched_servers"
         ]
     );
@@ -570,7 +580,7 @@ async fn the_python_sdk_client_calls_every_tool() {
         );
         let seen: Value = serde_json::from_slice(&output.stdout).expect("client JSON");
         let tools = seen["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 4, "{mode}: {seen}");
+        assert_eq!(tools.len(), 5, "{mode}: {seen}");
         for tool in tools {
             assert_eq!(tool["annotations"]["readOnlyHint"], true, "{mode}: {tool}");
             assert_eq!(tool["has_output_schema"], true, "{mode}: {tool}");
@@ -632,6 +642,132 @@ async fn the_typescript_sdk_client_calls_every_tool() {
             .expect("the text content is the same JSON");
         assert_eq!(text, result["structured"], "{name}");
     }
+}
+
+/// Calls `tool` with `arguments` over MCP: its structured content, or the error text.
+async fn call(base: &str, tool: &str, arguments: Value) -> Result<Value, String> {
+    let transport = StreamableHttpClientTransport::from_uri(format!("{base}/mcp"));
+    let client = ().serve(transport).await.expect("connect with rmcp");
+    let params = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(arguments.as_object().unwrap().clone());
+    let result = client.call_tool(params).await.expect("tools/call");
+    let _ = client.cancel().await;
+    if result.is_error == Some(true) {
+        Err(format!("{:?}", result.content))
+    } else {
+        Ok(result.structured_content.expect("structured content"))
+    }
+}
+
+/// `verify` without `--ledger` on `dir`: exit code, verdict, standard error.
+fn verify_default(dir: &RunDir) -> (Option<i32>, Value, String) {
+    let output = Command::new(BINARY)
+        .arg("verify")
+        .arg("--storage-dir")
+        .arg(dir.root())
+        .env("RUST_LOG", "info")
+        .env_remove("APIFY_IS_AT_HOME")
+        .output()
+        .unwrap();
+    let verdict = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), verdict, stderr)
+}
+
+/// The quick start writes the ledger `quickstart`; a question naming no ledger (the API's
+/// `DEFAULT`, a tool call without `ledger_name`, `verify` without `--ledger`) is answered from
+/// it while it is the store's only ledger, saying so, and lists the ledgers once there are two.
+#[tokio::test]
+async fn the_only_ledger_answers_for_the_default_and_several_are_listed() {
+    let peer = RmcpPeer::start(surface("demo", "1.0.0", tools_v1()), RmcpMode::default());
+    let server_url = peer.url.to_string();
+    let dir = RunDir::new();
+    dir.run_ok(
+        &json!({"servers": [server_url], "ledger_name": "quickstart"}),
+        None,
+    )
+    .await;
+    peer.set_surface(surface("demo", "1.1.0", tools_v2()));
+    dir.run_ok(
+        &json!({"servers": [server_url], "ledger_name": "quickstart"}),
+        None,
+    )
+    .await;
+    let storage = LocalStorage::open_existing(dir.root());
+    let app = serve::app(Backend::Local(storage), HostPolicy::local());
+    let base = format!("http://{}", support::background::serve(app));
+    let client = http();
+    let server = segment(&server_url);
+
+    // One ledger: DEFAULT stands for it, and the answer says so.
+    let (status, servers) = get(&client, &format!("{base}/ledgers/DEFAULT/servers")).await;
+    assert_eq!(status, 200, "{servers}");
+    assert_eq!(servers["ledger_name"], "quickstart");
+    assert_eq!(servers["servers_total"], 1);
+    assert!(
+        servers["note"].as_str().unwrap().contains("\"quickstart\""),
+        "{servers}"
+    );
+    for route in [
+        format!("{base}/ledgers/DEFAULT/servers/{server}/changes"),
+        format!("{base}/ledgers/DEFAULT/servers/{server}/surface"),
+    ] {
+        let (status, body) = get(&client, &route).await;
+        assert_eq!(status, 200, "{route}: {body}");
+        assert_eq!(body["ledger_name"], "quickstart", "{route}");
+        assert!(body["note"].is_string(), "{route}: {body}");
+    }
+    let (_, named) = get(&client, &format!("{base}/ledgers/quickstart/servers")).await;
+    assert!(named.get("note").is_none(), "{named}");
+    let listed = call(&base, "list_watched_servers", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(listed["ledger_name"], "quickstart");
+    assert!(listed["note"].is_string(), "{listed}");
+    let changes = call(&base, "get_changes", json!({"server_url": server_url}))
+        .await
+        .unwrap();
+    assert!(changes["changes_total"].as_u64().unwrap() > 0, "{changes}");
+    let ledgers = call(&base, "list_ledgers", json!({})).await.unwrap();
+    assert_eq!(
+        ledgers,
+        json!({"ledgers_total": 1, "ledgers": ["quickstart"], "default_ledger": "quickstart"})
+    );
+    let (code, verdict, stderr) = verify_default(&dir);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(verdict["ledger_name"], "quickstart");
+    assert!(stderr.contains("only ledger, \"quickstart\""), "{stderr}");
+
+    // Two ledgers and no DEFAULT: every answer lists the choices.
+    dir.run_ok(
+        &json!({"servers": [server_url], "ledger_name": "other"}),
+        None,
+    )
+    .await;
+    let (status, error) = get(&client, &format!("{base}/ledgers/DEFAULT/servers")).await;
+    assert_eq!(status, 404, "{error}");
+    assert_eq!(error["error"], "ledger_not_found");
+    assert_eq!(error["ledgers"], json!(["other", "quickstart"]));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"other\", \"quickstart\""),
+        "{error}"
+    );
+    let refused = call(&base, "get_surface", json!({"server_url": server_url}))
+        .await
+        .unwrap_err();
+    assert!(refused.contains("quickstart"), "{refused}");
+    let ledgers = call(&base, "list_ledgers", json!({})).await.unwrap();
+    assert_eq!(ledgers["default_ledger"], Value::Null, "{ledgers}");
+    assert_eq!(ledgers["ledgers_total"], 2);
+    let (code, _, stderr) = verify_default(&dir);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("\"other\", \"quickstart\"") && stderr.contains("--ledger"),
+        "{stderr}"
+    );
 }
 
 /// Started by the platform in Standby mode, the binary serves on `ACTOR_STANDBY_PORT` and

@@ -162,6 +162,19 @@ pub fn is_reserved_name(ledger_name: &str) -> bool {
         .any(|prefix| ledger_name.starts_with(prefix))
 }
 
+/// The ledger index names among the keys of the ledger store: every key that is not a
+/// surface record, insight cache or shard round (shard ledgers are named one by one).
+pub fn index_names(keys: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = keys
+        .iter()
+        .filter(|key| !is_reserved_name(key))
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Failures of loading or saving the ledger.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {

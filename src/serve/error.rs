@@ -19,6 +19,18 @@ pub enum ServeError {
     /// No ledger record has this name.
     #[error("no ledger named {0:?} in store mcp-tool-surface-ledger")]
     NoLedger(String),
+    /// No ledger has this name, and it is not the default standing for the store's only
+    /// ledger: the ledgers there are, to choose from.
+    #[error(
+        "no ledger named {ledger_name:?} in store mcp-tool-surface-ledger; {}",
+        choices(ledgers)
+    )]
+    UnknownLedger {
+        /// The name asked for.
+        ledger_name: String,
+        /// The ledgers the store holds (a sharded watch once, by its name).
+        ledgers: Vec<String>,
+    },
     /// The ledger does not watch this server.
     #[error("ledger {ledger_name:?} has no server {server_url:?}")]
     NoServer {
@@ -65,7 +77,7 @@ impl ServeError {
     pub fn code(&self) -> &'static str {
         match self {
             ServeError::BadLedgerName(_) => "bad_ledger_name",
-            ServeError::NoLedger(_) => "ledger_not_found",
+            ServeError::NoLedger(_) | ServeError::UnknownLedger { .. } => "ledger_not_found",
             ServeError::NoServer { .. } => "server_not_found",
             ServeError::NoSurface(_) => "surface_not_found",
             ServeError::LedgerUnreadable(_) => "ledger_unreadable",
@@ -84,6 +96,7 @@ impl ServeError {
         match self {
             ServeError::BadLedgerName(_) | ServeError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ServeError::NoLedger(_)
+            | ServeError::UnknownLedger { .. }
             | ServeError::NoServer { .. }
             | ServeError::NoSurface(_)
             | ServeError::NoRoute(_) => StatusCode::NOT_FOUND,
@@ -97,9 +110,21 @@ impl ServeError {
     }
 }
 
+/// The ledgers to choose from, in words.
+fn choices(ledgers: &[String]) -> String {
+    if ledgers.is_empty() {
+        return "the store holds no ledger yet (a run writes one)".to_string();
+    }
+    let names: Vec<String> = ledgers.iter().map(|name| format!("{name:?}")).collect();
+    format!("the store holds: {}", names.join(", "))
+}
+
 impl IntoResponse for ServeError {
     fn into_response(self) -> Response {
-        let body = json!({"error": self.code(), "message": self.to_string()});
+        let mut body = json!({"error": self.code(), "message": self.to_string()});
+        if let ServeError::UnknownLedger { ledgers, .. } = &self {
+            body["ledgers"] = json!(ledgers);
+        }
         (self.status(), axum::Json(body)).into_response()
     }
 }
@@ -113,6 +138,13 @@ mod tests {
         let table = [
             (ServeError::BadRequest("x".into()), 400),
             (ServeError::NoLedger("x".into()), 404),
+            (
+                ServeError::UnknownLedger {
+                    ledger_name: "x".into(),
+                    ledgers: vec!["a".into()],
+                },
+                404,
+            ),
             (ServeError::NoRoute("/x".into()), 404),
             (ServeError::LedgerUnreadable("x".into()), 409),
             (ServeError::Storage("x".into()), 502),

@@ -138,7 +138,7 @@ pub async fn serve_on(listener: TcpListener, app: Router) -> std::io::Result<()>
         .await
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

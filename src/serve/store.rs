@@ -97,6 +97,10 @@ pub struct ServersView {
     /// One loud sentence per ledger whose chain is not intact (broken, started again by a
     /// run, or adopted), naming the ledger; empty when every chain checks.
     pub chain_alerts: Vec<String>,
+    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
+    /// only ledger was answered instead: says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The remembered history of one server.
@@ -114,6 +118,10 @@ pub struct ChangesView {
     pub changes_total: usize,
     /// The changes, oldest first.
     pub changes: Vec<ChangeView>,
+    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
+    /// only ledger was answered instead: says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The stored surface of one server.
@@ -136,6 +144,22 @@ pub struct SurfaceView {
     pub tools_total: usize,
     /// The tool objects exactly as served.
     pub tools: Vec<Value>,
+    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
+    /// only ledger was answered instead: says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The ledgers of a store, for the `list_ledgers` tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LedgersView {
+    /// Number of ledgers.
+    pub ledgers_total: usize,
+    /// The ledger names, sorted (a sharded watch once, by its name).
+    pub ledgers: Vec<String>,
+    /// The ledger a question that names none is answered from: `DEFAULT` when the store has
+    /// it, else the store's only ledger; absent when there are several and none is `DEFAULT`.
+    pub default_ledger: Option<String>,
 }
 
 /// One change of a fleet, with the server it belongs to.
@@ -177,8 +201,21 @@ impl<S: Storage> LedgerReader<S> {
         }
     }
 
-    /// The watched servers of `ledger_name` (of every shard, for a sharded watch).
+    /// The watched servers of `ledger_name` (of every shard, for a sharded watch), or of the
+    /// store's only ledger instead of a missing default ([`Self::instead_of`]).
     pub async fn servers(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
+        match self.servers_named(ledger_name).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, note) = self.instead_of(ledger_name).await?;
+                let mut view = self.servers_named(&name).await?;
+                view.note = Some(note);
+                Ok(view)
+            }
+            answer => answer,
+        }
+    }
+
+    async fn servers_named(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
         let ledgers = self.ledgers(ledger_name).await?;
         let mut servers = Vec::new();
         let mut updated_at = None;
@@ -201,11 +238,30 @@ impl<S: Storage> LedgerReader<S> {
             servers_total: servers.len(),
             servers,
             chain_alerts,
+            note: None,
         })
     }
 
-    /// The remembered changes of one server, optionally only those at or after `since`.
+    /// The remembered changes of one server, optionally only those at or after `since` (of
+    /// the store's only ledger instead of a missing default, [`Self::instead_of`]).
     pub async fn changes(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<ChangesView, ServeError> {
+        match self.changes_named(ledger_name, server_url, since).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, note) = self.instead_of(ledger_name).await?;
+                let mut view = self.changes_named(&name, server_url, since).await?;
+                view.note = Some(note);
+                Ok(view)
+            }
+            answer => answer,
+        }
+    }
+
+    async fn changes_named(
         &self,
         ledger_name: &str,
         server_url: &str,
@@ -226,11 +282,29 @@ impl<S: Storage> LedgerReader<S> {
             history_limit: MAX_HISTORY,
             changes_total: changes.len(),
             changes,
+            note: None,
         })
     }
 
-    /// The stored surface of one server.
+    /// The stored surface of one server (of the store's only ledger instead of a missing
+    /// default, [`Self::instead_of`]).
     pub async fn surface(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<SurfaceView, ServeError> {
+        match self.surface_named(ledger_name, server_url).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, note) = self.instead_of(ledger_name).await?;
+                let mut view = self.surface_named(&name, server_url).await?;
+                view.note = Some(note);
+                Ok(view)
+            }
+            answer => answer,
+        }
+    }
+
+    async fn surface_named(
         &self,
         ledger_name: &str,
         server_url: &str,
@@ -252,6 +326,7 @@ impl<S: Storage> LedgerReader<S> {
             risk: wire_name(&risk),
             tools_total: surface.tools.len(),
             tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+            note: None,
         })
     }
 
@@ -266,8 +341,55 @@ impl<S: Storage> LedgerReader<S> {
         Ok(ledger_names_of(&keys))
     }
 
-    /// Every remembered change of every server of `ledger_name`, newest first.
+    /// The store's ledgers and the one a question naming none is answered from.
+    pub async fn ledgers_view(&self) -> Result<LedgersView, ServeError> {
+        let ledgers = self.ledger_names().await?;
+        let default_ledger = if ledgers.iter().any(|name| name == DEFAULT_LEDGER) {
+            Some(DEFAULT_LEDGER.to_string())
+        } else if let [only] = ledgers.as_slice() {
+            Some(only.clone())
+        } else {
+            None
+        };
+        Ok(LedgersView {
+            ledgers_total: ledgers.len(),
+            ledgers,
+            default_ledger,
+        })
+    }
+
+    /// What to answer when no ledger is named `asked`: the store's only ledger when `asked`
+    /// is the default (`DEFAULT`), with a note saying so; otherwise
+    /// [`ServeError::UnknownLedger`] listing the ledgers there are.
+    pub async fn instead_of(&self, asked: &str) -> Result<(String, String), ServeError> {
+        let ledgers = self.ledger_names().await?;
+        match ledgers.as_slice() {
+            [only] if asked == DEFAULT_LEDGER => Ok((
+                only.clone(),
+                format!(
+                    "no ledger {DEFAULT_LEDGER:?} in the store: its only ledger, {only:?}, is answered"
+                ),
+            )),
+            _ => Err(ServeError::UnknownLedger {
+                ledger_name: asked.to_string(),
+                ledgers,
+            }),
+        }
+    }
+
+    /// Every remembered change of every server of `ledger_name`, newest first (of the store's
+    /// only ledger instead of a missing default, [`Self::instead_of`]).
     pub async fn fleet_changes(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
+        match self.fleet_changes_named(ledger_name).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, _) = self.instead_of(ledger_name).await?;
+                self.fleet_changes_named(&name).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn fleet_changes_named(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
         let mut changes: Vec<FleetChange> = self
             .ledgers(ledger_name)
             .await?
@@ -289,8 +411,23 @@ impl<S: Storage> LedgerReader<S> {
         Ok(changes)
     }
 
-    /// One server with its history and the summaries of its stored surface.
+    /// One server with its history and the summaries of its stored surface (of the store's
+    /// only ledger instead of a missing default, [`Self::instead_of`]).
     pub async fn server_detail(
+        &self,
+        ledger_name: &str,
+        server_url: &str,
+    ) -> Result<ServerDetail, ServeError> {
+        match self.server_detail_named(ledger_name, server_url).await {
+            Err(ServeError::NoLedger(_)) => {
+                let (name, _) = self.instead_of(ledger_name).await?;
+                self.server_detail_named(&name, server_url).await
+            }
+            answer => answer,
+        }
+    }
+
+    async fn server_detail_named(
         &self,
         ledger_name: &str,
         server_url: &str,
@@ -439,6 +576,9 @@ impl<S: Storage> LedgerReader<S> {
         risks.insert(key.clone(), risk);
     }
 }
+
+/// The ledger a question naming none asks for (the input's default `ledger_name`).
+const DEFAULT_LEDGER: &str = super::tools::DEFAULT_LEDGER;
 
 /// The ledger names among the keys of the ledger store (see [`LedgerReader::ledger_names`]).
 pub fn ledger_names_of(keys: &[String]) -> Vec<String> {

@@ -22,15 +22,18 @@ use serde::Deserialize;
 use super::api::{Reader, parse_since};
 use super::compare::{self, DiffRequest, DiffView};
 use super::schema::standardize_object;
-use super::store::{ChangesView, ServersView, SurfaceView};
+use super::store::{ChangesView, LedgersView, ServersView, SurfaceView};
 
-/// The ledger asked when a call names none (the input's default `ledger_name`).
+/// The ledger asked when a call names none (the input's default `ledger_name`). When the
+/// store has no ledger of this name but exactly one other, that one is answered (the answer's
+/// `note` says so).
 pub const DEFAULT_LEDGER: &str = "DEFAULT";
 
 /// Arguments naming a ledger.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct LedgerArgs {
-    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`.
+    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`, or the store's only
+    /// ledger when it has no `DEFAULT` (see `list_ledgers`).
     #[serde(default)]
     pub ledger_name: Option<String>,
 }
@@ -38,7 +41,8 @@ pub struct LedgerArgs {
 /// Arguments naming a server of a ledger.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ServerArgs {
-    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`.
+    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`, or the store's only
+    /// ledger when it has no `DEFAULT` (see `list_ledgers`).
     #[serde(default)]
     pub ledger_name: Option<String>,
     /// The server's URL, as listed by `list_watched_servers`.
@@ -48,7 +52,8 @@ pub struct ServerArgs {
 /// Arguments of `get_changes`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ChangesArgs {
-    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`.
+    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`, or the store's only
+    /// ledger when it has no `DEFAULT` (see `list_ledgers`).
     #[serde(default)]
     pub ledger_name: Option<String>,
     /// The server's URL, as listed by `list_watched_servers`.
@@ -94,6 +99,23 @@ impl LedgerTools {
             route.attr.output_schema = route.attr.output_schema.as_ref().map(standard);
         }
         router
+    }
+
+    /// Lists the ledgers of the store (a sharded watch once, by its name) and the one a call
+    /// that names no ledger is answered from.
+    #[tool(annotations(
+        title = "List ledgers",
+        read_only_hint = true,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn list_ledgers(&self) -> Result<Json<LedgersView>, String> {
+        self.reader
+            .ledgers_view()
+            .await
+            .map(Json)
+            .map_err(|e| e.to_string())
     }
 
     /// Lists the MCP servers a ledger watches: identity, tool digest, risk, first seen, last

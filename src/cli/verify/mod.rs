@@ -41,8 +41,9 @@ pub const EXIT_UNWITNESSED: u8 = 4;
 pub struct VerifyArgs {
     /// Root of the local storage layout; on the platform the API is used instead.
     pub storage_dir: Option<PathBuf>,
-    /// The ledger's record key (`ledger_name`).
-    pub ledger: String,
+    /// The ledger's record key (`ledger_name`); `None`: `DEFAULT`, or the store's only ledger
+    /// when it has no `DEFAULT` ([`resolve_ledger`]).
+    pub ledger: Option<String>,
     /// A file of witnessed heads: exported summary rows (JSON array or JSON lines). Without
     /// it, on the platform, the summary rows of the Actor's past runs are read.
     pub heads: Option<PathBuf>,
@@ -326,9 +327,9 @@ enum HeadsFrom {
     Nothing,
 }
 
-fn heads_from(args: &VerifyArgs, env: &PlatformEnv) -> Result<HeadsFrom, CliError> {
+fn heads_from(args: &VerifyArgs, ledger: &str, env: &PlatformEnv) -> Result<HeadsFrom, CliError> {
     if let Some(path) = &args.heads {
-        return read_heads(path, &args.ledger).map(HeadsFrom::File);
+        return read_heads(path, ledger).map(HeadsFrom::File);
     }
     if !env.is_at_home {
         return Ok(HeadsFrom::Nothing);
@@ -345,39 +346,90 @@ fn heads_from(args: &VerifyArgs, env: &PlatformEnv) -> Result<HeadsFrom, CliErro
     Ok(HeadsFrom::Runs(Box::new(runs), actor_id))
 }
 
+/// The ledger to verify: the one asked for; without one, `DEFAULT` when the store has it,
+/// else the store's only ledger (said on standard error). With several and no `DEFAULT`, or
+/// none, the error lists them (exit 2).
+pub async fn resolve_ledger(
+    storage: &impl Storage,
+    asked: Option<&str>,
+) -> Result<String, CliError> {
+    if let Some(name) = asked {
+        return Ok(name.to_string());
+    }
+    let names = ledger_names(storage).await?;
+    if names.iter().any(|name| name == DEFAULT_LEDGER) {
+        return Ok(DEFAULT_LEDGER.to_string());
+    }
+    match names.as_slice() {
+        [only] => {
+            tracing::info!(
+                "no --ledger given and no ledger {DEFAULT_LEDGER:?}: verifying the store's only ledger, {only:?}"
+            );
+            Ok(only.clone())
+        }
+        _ => Err(CliError::BadInput(format!(
+            "no --ledger given and no ledger {DEFAULT_LEDGER:?} in store {}; {}: pass --ledger NAME",
+            crate::platform::LEDGER_STORE_NAME,
+            choices(&names)
+        ))),
+    }
+}
+
+/// The name `verify` takes when none is given (the input's default `ledger_name`).
+const DEFAULT_LEDGER: &str = "DEFAULT";
+
+async fn ledger_names(storage: &impl Storage) -> Result<Vec<String>, CliError> {
+    let keys = storage
+        .list_keys(Store::Ledger)
+        .await
+        .map_err(|e| CliError::Runtime(e.to_string()))?;
+    Ok(crate::ledger::index_names(&keys))
+}
+
+/// The ledgers to choose from, in words.
+fn choices(names: &[String]) -> String {
+    if names.is_empty() {
+        return "the store holds no ledger (a run writes one)".to_string();
+    }
+    let names: Vec<String> = names.iter().map(|name| format!("{name:?}")).collect();
+    format!("the store holds: {}", names.join(", "))
+}
+
 /// `verify`: prints the verdict as JSON to `out`; returns it.
 pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<Verdict, CliError> {
     if let Some(key) = &args.public_key {
         chain::parse_public_key(key).map_err(CliError::BadInput)?;
     }
     let env = PlatformEnv::from_env().map_err(|e| CliError::BadInput(e.to_string()))?;
-    let from = heads_from(args, &env)?;
     let storage = Backend::open(&env, args.storage_dir.clone()).map_err(CliError::Runtime)?;
-    let record = storage
-        .get_record(Store::Ledger, &args.ledger)
-        .await
-        .map_err(|e| CliError::Runtime(e.to_string()))?
-        .ok_or_else(|| {
-            CliError::BadInput(format!(
-                "no ledger {:?} in store {}",
-                args.ledger,
-                crate::platform::LEDGER_STORE_NAME
-            ))
-        })?;
+    let ledger = resolve_ledger(&storage, args.ledger.as_deref()).await?;
+    let from = heads_from(args, &ledger, &env)?;
+    let record = match storage.get_record(Store::Ledger, &ledger).await {
+        Ok(Some(record)) => record,
+        Ok(None) => {
+            let names = ledger_names(&storage).await?;
+            return Err(CliError::BadInput(format!(
+                "no ledger {ledger:?} in store {}; {}",
+                crate::platform::LEDGER_STORE_NAME,
+                choices(&names)
+            )));
+        }
+        Err(e) => return Err(CliError::Runtime(e.to_string())),
+    };
     let index: Value = serde_json::from_slice(&record.bytes)
         .map_err(|e| CliError::BadInput(format!("the ledger record is not JSON: {e}")))?;
     let (witnesses, read) = match from {
         HeadsFrom::File(witnesses) => (witnesses, None),
         HeadsFrom::Runs(runs, actor_id) => {
             let (witnesses, read) =
-                runs::witnesses(&runs, &actor_id, &args.ledger, runs::MAX_RUNS).await?;
+                runs::witnesses(&runs, &actor_id, &ledger, runs::MAX_RUNS).await?;
             (witnesses, Some(read))
         }
         HeadsFrom::Nothing => (Vec::new(), None),
     };
-    let surfaces = check_surfaces(&storage, &args.ledger, &record.bytes).await;
+    let surfaces = check_surfaces(&storage, &ledger, &record.bytes).await;
     let mut verdict = verify(
-        &args.ledger,
+        &ledger,
         &index,
         &witnesses,
         args.public_key.as_deref(),
