@@ -435,7 +435,7 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<Verdict, CliE
         args.public_key.as_deref(),
         surfaces,
     );
-    moves::cross_check(&storage, &args.ledger, &index, &mut verdict).await;
+    moves::cross_check(&storage, &ledger, &index, &mut verdict).await;
     if let Some(read) = read {
         verdict.heads_source = "runs";
         verdict.note = read.note().or_else(|| {
