@@ -184,7 +184,7 @@ fn chain_problem(anchor: &crate::report::ChainAnchor) -> Option<&str> {
     anchor
         .ledger_chain_status
         .as_deref()
-        .filter(|status| crate::chain::is_not_intact(status))
+        .filter(|status| crate::report::chain_status_not_intact(status))
 }
 
 /// The text given was not an `exit_nonzero_on` value.

@@ -149,11 +149,6 @@ pub struct Opened {
 /// are "not intact": loud in the status message and the reports, and exit 5 on request.
 pub const STATUSES: [&str; 5] = ["new", "intact", "adopted", "broken", "unwitnessed"];
 
-/// Whether a `ledger_chain_status` says the chain cannot be trusted as a whole.
-pub fn is_not_intact(status: &str) -> bool {
-    !matches!(status, "new" | "intact")
-}
-
 /// The first inconsistency found, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{location}: {problem}")]

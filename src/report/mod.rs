@@ -450,6 +450,12 @@ pub struct ChainAnchor {
     pub ledger_public_key: Option<String>,
 }
 
+/// Whether a `ledger_chain_status` says the chain cannot be trusted as a whole: any status
+/// but `new` and `intact` (`adopted`, `broken`, `unwitnessed`, or one a later build adds).
+pub fn chain_status_not_intact(status: &str) -> bool {
+    !matches!(status, "new" | "intact")
+}
+
 impl ChainAnchor {
     /// Whether the run left a chain status other than `new` and `intact` (`broken`,
     /// `adopted`, `unwitnessed`, or any status a later build adds): what the SARIF log reports
@@ -457,7 +463,7 @@ impl ChainAnchor {
     pub fn is_not_intact(&self) -> bool {
         self.ledger_chain_status
             .as_deref()
-            .is_some_and(crate::chain::is_not_intact)
+            .is_some_and(chain_status_not_intact)
     }
 
     /// The loud sentence for a chain that is not intact (`broken`, `unwitnessed`, `adopted`),

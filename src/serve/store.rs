@@ -577,8 +577,10 @@ impl<S: Storage> LedgerReader<S> {
     }
 }
 
-/// The ledger a question naming none asks for (the input's default `ledger_name`).
-const DEFAULT_LEDGER: &str = super::tools::DEFAULT_LEDGER;
+/// The ledger a question naming none asks for (the input's default `ledger_name`). When the
+/// store has no ledger of this name but exactly one other, that one is answered (the answer's
+/// `note` says so); the pages, the JSON API and the MCP tools share this rule.
+pub const DEFAULT_LEDGER: &str = "DEFAULT";
 
 /// The ledger names among the keys of the ledger store (see [`LedgerReader::ledger_names`]).
 pub fn ledger_names_of(keys: &[String]) -> Vec<String> {

@@ -24,10 +24,7 @@ use super::compare::{self, DiffRequest, DiffView};
 use super::schema::standardize_object;
 use super::store::{ChangesView, LedgersView, ServersView, SurfaceView};
 
-/// The ledger asked when a call names none (the input's default `ledger_name`). When the
-/// store has no ledger of this name but exactly one other, that one is answered (the answer's
-/// `note` says so).
-pub const DEFAULT_LEDGER: &str = "DEFAULT";
+pub use super::store::DEFAULT_LEDGER;
 
 /// Arguments naming a ledger.
 #[derive(Debug, Deserialize, JsonSchema)]

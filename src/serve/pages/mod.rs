@@ -33,8 +33,7 @@ use super::error::ServeError;
 use filter::{ChangeFilter, RawQuery};
 use layout::{CarriedToken, Nav, carried_token, error_page, html_response};
 
-/// The ledger shown when the query names none and the store holds it.
-pub const DEFAULT_LEDGER: &str = "DEFAULT";
+pub use crate::serve::store::DEFAULT_LEDGER;
 
 /// Whether a request asks for a page rather than JSON: a browser's `Accept` names
 /// `text/html` (an API client sends `application/json`, `*/*` or nothing).
