@@ -437,7 +437,22 @@ fn platform_one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history
             let fake = FakeApify::start().await;
             fake.with_actor(BINARY, pricing_env());
             let mcp = CountingMcp::start(PUBLIC_IP).await;
-            let paths: Vec<String> = (0..SERVERS).map(|i| format!("/g{i}")).collect();
+            // Paths under which some server sits on shard 3 of 3, so that going from 3 shards
+            // to 2 moves one (the port, and so the placement, differs from run to run).
+            let paths_with = |salt: usize| -> Vec<String> {
+                (0..SERVERS).map(|i| format!("/g{salt}x{i}")).collect()
+            };
+            let on_shard_three = |paths: &[String]| {
+                let entries: Vec<Value> = paths.iter().map(|p| json!(mcp.url(p))).collect();
+                let placed = place(&entries, 3);
+                entries
+                    .iter()
+                    .any(|entry| placed.shards[&server_id(entry)] == 3)
+            };
+            let paths = (0..)
+                .map(paths_with)
+                .find(|paths| on_shard_three(paths))
+                .unwrap();
             let tools_of = |i: usize, extra: usize| {
                 let mut tools = vec![tool(&format!("tool_{i}"), "Reads a thing")];
                 tools.extend((0..extra).map(|n| tool(&format!("added_{i}_{n}"), "Writes")));
