@@ -34,6 +34,19 @@ fn tools(i: usize, extra: usize) -> Vec<Value> {
     tools
 }
 
+/// `count` peers of which every one of 3 shards takes at least one, with their URLs (the ports,
+/// and so the placement, differ from run to run; a shard left empty would not exercise moves).
+fn peers_on_three_shards(count: usize) -> (Vec<RmcpPeer>, Vec<String>) {
+    loop {
+        let peers = peers(count);
+        let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+        let used: BTreeSet<String> = urls.iter().map(|u| ledger_for(&urls, u, 3)).collect();
+        if used.len() == 3 {
+            return (peers, urls);
+        }
+    }
+}
+
 fn peers(count: usize) -> Vec<RmcpPeer> {
     (0..count)
         .map(|i| {
@@ -155,8 +168,7 @@ fn witness(witnessed: &mut BTreeSet<(String, String)>, summary: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_to_three_to_two_to_one_to_four_keeps_every_entry_and_its_history() {
-    let peers = peers(8);
-    let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+    let (peers, urls) = peers_on_three_shards(8);
     let dir = RunDir::new();
     dir.run_ok(&input(&urls, 1), None).await;
     let rows = Rows::of(&dir);
@@ -246,8 +258,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// every server in exactly one entry, with its history, and creates no baseline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_from_one_run_to_three_shards_killed_at_any_write_is_finished_by_the_next_run() {
-    let peers = peers(8);
-    let urls: Vec<String> = peers.iter().map(|p| p.url.to_string()).collect();
+    let (peers, urls) = peers_on_three_shards(8);
     let before = RunDir::new();
     before.run_ok(&input(&urls, 1), None).await;
     peers[0].set_surface(surface("peer-0", "1.0.0", tools(0, 1)));
