@@ -24,7 +24,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use history::{ChangeValues, HistoryItem, KeptValue, MAX_KEPT_VALUE_BYTES};
-pub use surface_record::{SURFACE_FORMAT, StoredSurface};
+pub use surface_record::{SURFACE_FORMAT, StoredSurface, check_surface};
 
 use crate::diff::{AuthState, Change};
 use crate::mcp::Era;
@@ -124,27 +124,6 @@ pub fn short_tool_digests(
             (tool.name.clone(), short)
         })
         .collect()
-}
-
-/// Checks a stored surface against the entry that names it: its tools must give the entry's
-/// `tool_digest`, and its identity and digest the entry's `surface_key`. The entry is covered
-/// by the chain's head, so a surface record replaced in the store fails here.
-pub fn check_surface(entry: &Entry, surface: &Surface) -> Result<(), String> {
-    let digest = surface.tool_digest();
-    if entry.tool_digest.as_deref() != Some(digest.as_str()) {
-        return Err(format!(
-            "its tools digest to {digest}, the entry names {}",
-            entry.tool_digest.as_deref().unwrap_or("no digest")
-        ));
-    }
-    let key = StoredSurface::key_for(&surface.identity, &digest);
-    if entry.surface_key.as_deref() != Some(key.as_str()) {
-        return Err(format!(
-            "its identity and tools address it as {key}, the entry names {}",
-            entry.surface_key.as_deref().unwrap_or("no record")
-        ));
-    }
-    Ok(())
 }
 
 /// Key prefix of the stored surface records.

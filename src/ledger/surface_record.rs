@@ -9,7 +9,7 @@ use flate2::write::GzEncoder;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{LEDGER_FORMAT, SURFACE_KEY_PREFIX};
+use super::{Entry, LEDGER_FORMAT, SURFACE_KEY_PREFIX};
 use crate::platform::{MAX_RECORD_BYTES, Record};
 use crate::surface::{ServerIdentity, Surface, hash_value};
 
@@ -144,6 +144,27 @@ impl StoredSurface {
     pub fn into_surface(self) -> Result<Surface, String> {
         Surface::from_tools(self.identity, self.tools).map_err(|e| e.to_string())
     }
+}
+
+/// Checks a stored surface against the entry that names it: its tools must give the entry's
+/// `tool_digest`, and its identity and digest the entry's `surface_key`. The entry is covered
+/// by the chain's head, so a surface record replaced in the store fails here.
+pub fn check_surface(entry: &Entry, surface: &Surface) -> Result<(), String> {
+    let digest = surface.tool_digest();
+    if entry.tool_digest.as_deref() != Some(digest.as_str()) {
+        return Err(format!(
+            "its tools digest to {digest}, the entry names {}",
+            entry.tool_digest.as_deref().unwrap_or("no digest")
+        ));
+    }
+    let key = StoredSurface::key_for(&surface.identity, &digest);
+    if entry.surface_key.as_deref() != Some(key.as_str()) {
+        return Err(format!(
+            "its identity and tools address it as {key}, the entry names {}",
+            entry.surface_key.as_deref().unwrap_or("no record")
+        ));
+    }
+    Ok(())
 }
 
 /// How many JSON values `json` holds, counted from its separators outside strings (an upper

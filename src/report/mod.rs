@@ -5,10 +5,12 @@
 //! module only shapes data; [`crate::run`] decides what goes in. [`html`] renders rows as the
 //! `REPORT` page; [`sarif`] renders change rows as a SARIF 2.1.0 log.
 
+mod chain;
 pub mod highlight;
 pub mod html;
 pub mod sarif;
 
+pub use chain::chain_status_not_intact;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -448,62 +450,6 @@ pub struct ChainAnchor {
     /// The Ed25519 public key (hex) that verifies the signature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger_public_key: Option<String>,
-}
-
-/// Whether a `ledger_chain_status` says the chain cannot be trusted as a whole: any status
-/// but `new` and `intact` (`adopted`, `broken`, `unwitnessed`, or one a later build adds).
-pub fn chain_status_not_intact(status: &str) -> bool {
-    !matches!(status, "new" | "intact")
-}
-
-impl ChainAnchor {
-    /// Whether the run left a chain status other than `new` and `intact` (`broken`,
-    /// `adopted`, `unwitnessed`, or any status a later build adds): what the SARIF log reports
-    /// as [`sarif::CHAIN_RULE`]. No status (no ledger written) is not such a finding.
-    pub fn is_not_intact(&self) -> bool {
-        self.ledger_chain_status
-            .as_deref()
-            .is_some_and(chain_status_not_intact)
-    }
-
-    /// The loud sentence for a chain that is not intact (`broken`, `unwitnessed`, `adopted`),
-    /// as the status message, REPORT and the Standby pages show it; `None` for `new` and
-    /// `intact`.
-    pub fn alert(&self) -> Option<String> {
-        let found = self
-            .ledger_chain_break
-            .as_deref()
-            .unwrap_or("no detail recorded");
-        match self.ledger_chain_status.as_deref() {
-            Some("unwitnessed") => Some(format!(
-                "LEDGER CHAIN UNWITNESSED ({found}): a new chain was started from the state found"
-            )),
-            Some("adopted") => Some(
-                "LEDGER ADOPTED: it had no chain, so its history before this run is vouched for \
-                 by nothing but the ledger itself"
-                    .to_string(),
-            ),
-            _ if self.ledger_chain_break.is_some() => Some(format!(
-                "LEDGER CHAIN BROKEN ({found}): a new chain was started from the state found"
-            )),
-            Some("broken") => Some(format!("LEDGER CHAIN BROKEN ({found})")),
-            _ => None,
-        }
-    }
-}
-
-impl SummaryRow {
-    /// Every chain alert of the run: its own ledger's, and each shard ledger's named.
-    pub fn chain_alerts(&self) -> Vec<String> {
-        let own = self.chain.alert();
-        let shards = self.shards.iter().flatten().filter_map(|shard| {
-            shard
-                .chain
-                .alert()
-                .map(|alert| format!("{}: {alert}", shard.ledger_name))
-        });
-        own.into_iter().chain(shards).collect()
-    }
 }
 
 /// How one shard of a sharded watch ended, as its coordinator's summary row lists it.
