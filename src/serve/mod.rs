@@ -32,6 +32,7 @@ pub mod pages;
 pub mod schema;
 pub mod store;
 pub mod tools;
+pub mod views;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

@@ -11,17 +11,20 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::ServeError;
+pub use super::views::{
+    ChangeView, ChangesView, FleetChange, LedgersView, ServerDetail, ServerView, ServersView,
+    SurfaceView,
+};
+use super::views::{change_view, server_view, wire_name};
 use crate::input::MAX_SHARDS;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
-use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger, MAX_HISTORY};
+use crate::ledger::{self, Entry, Ledger, MAX_HISTORY};
 use crate::platform::{Storage, Store};
-use crate::report::{ToolSummaries, mark_repeated_keys, summarize_tools};
+use crate::report::{mark_repeated_keys, summarize_tools};
 use crate::risk::Risk;
 use crate::shard::plan::{PLAIN, legacy_location, location_ledger_name, shard_of};
 use crate::shard::round::Round;
@@ -29,162 +32,6 @@ use crate::surface::Surface;
 
 /// How many surface risks are remembered before the memory starts over.
 const MAX_REMEMBERED_RISKS: usize = 4096;
-
-/// One watched server, as listed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ServerView {
-    /// The server's URL (its key in the ledger).
-    pub server_url: String,
-    /// `serverInfo.name` of the last readable surface.
-    pub server_name: Option<String>,
-    /// `serverInfo.title` of the last readable surface.
-    pub server_title: Option<String>,
-    /// `serverInfo.version` of the last readable surface.
-    pub server_version: Option<String>,
-    /// The negotiated protocol revision.
-    pub protocol_version: Option<String>,
-    /// The transport that worked last time.
-    pub transport: Option<String>,
-    /// Digest of the last readable tool surface.
-    pub tool_digest: Option<String>,
-    /// Number of tools in the last readable surface.
-    pub tools_total: usize,
-    /// The highest risk of any stored tool: `low`, `medium` or `high` (absent without a
-    /// readable stored surface).
-    pub risk: Option<String>,
-    /// When the server was first read.
-    pub first_seen: DateTime<Utc>,
-    /// When the server was last read.
-    pub last_seen: DateTime<Utc>,
-    /// When a change was last recorded.
-    pub last_changed: Option<DateTime<Utc>>,
-    /// The most recent recorded change.
-    pub last_change: Option<ChangeView>,
-}
-
-/// One remembered change of a server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ChangeView {
-    /// When the change was observed.
-    pub observed_at: DateTime<Utc>,
-    /// Its change class (e.g. `tool_added`).
-    pub change_class: String,
-    /// The tool concerned, if any.
-    pub tool_name: Option<String>,
-    /// The field that changed.
-    pub field: String,
-    /// Its severity (`low`, `medium`, `high`, `breaking`).
-    pub severity: String,
-    /// Its before and after, as far as the ledger keeps them: each side's canonical JSON
-    /// (`{"json": …}`) when small, else its size and SHA-256 (`{"bytes": …, "sha256": …}`).
-    /// Absent for changes recorded before values were kept, or whose values the ledger
-    /// dropped to stay within its record size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub values: Option<ChangeValues>,
-}
-
-/// The servers of one ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ServersView {
-    /// The ledger read.
-    pub ledger_name: String,
-    /// When the ledger was last written.
-    pub updated_at: DateTime<Utc>,
-    /// Number of servers.
-    pub servers_total: usize,
-    /// The watched servers, by URL.
-    pub servers: Vec<ServerView>,
-    /// One loud sentence per ledger whose chain is not intact (broken, started again by a
-    /// run, or adopted), naming the ledger; empty when every chain checks.
-    pub chain_alerts: Vec<String>,
-    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
-    /// only ledger was answered instead: says so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// The remembered history of one server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ChangesView {
-    /// The ledger read.
-    pub ledger_name: String,
-    /// The server.
-    pub server_url: String,
-    /// Only changes observed at or after this instant, when asked.
-    pub since: Option<DateTime<Utc>>,
-    /// How many changes the ledger keeps per server (older ones are gone).
-    pub history_limit: usize,
-    /// Number of changes returned.
-    pub changes_total: usize,
-    /// The changes, oldest first.
-    pub changes: Vec<ChangeView>,
-    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
-    /// only ledger was answered instead: says so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// The stored surface of one server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct SurfaceView {
-    /// The ledger read.
-    pub ledger_name: String,
-    /// The server.
-    pub server_url: String,
-    /// Digest of the stored tool surface.
-    pub tool_digest: Option<String>,
-    /// The record holding the surface.
-    pub surface_key: Option<String>,
-    /// Server identity at the time (`name`, `title`, `version`, `protocol_version`,
-    /// `instructions`).
-    pub identity: Value,
-    /// The highest risk of any tool.
-    pub risk: String,
-    /// Number of tools.
-    pub tools_total: usize,
-    /// The tool objects exactly as served.
-    pub tools: Vec<Value>,
-    /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
-    /// only ledger was answered instead: says so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// The ledgers of a store, for the `list_ledgers` tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LedgersView {
-    /// Number of ledgers.
-    pub ledgers_total: usize,
-    /// The ledger names, sorted (a sharded watch once, by its name).
-    pub ledgers: Vec<String>,
-    /// The ledger a question that names none is answered from: `DEFAULT` when the store has
-    /// it, else the store's only ledger; absent when there are several and none is `DEFAULT`.
-    pub default_ledger: Option<String>,
-}
-
-/// One change of a fleet, with the server it belongs to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FleetChange {
-    /// The server's URL (its ledger key).
-    pub server_url: String,
-    /// The change.
-    pub change: ChangeView,
-}
-
-/// Everything the server page shows about one server.
-#[derive(Debug, Clone)]
-pub struct ServerDetail {
-    /// The server as listed.
-    pub server: ServerView,
-    /// Its remembered changes, oldest first.
-    pub history: Vec<ChangeView>,
-    /// The per-tool summaries of its stored surface (none without a readable one).
-    pub tools: Option<ToolSummaries>,
-    /// The server's instructions of its stored surface.
-    pub instructions: Option<String>,
-    /// The tool objects of its stored surface exactly as served, in the order of `tools`.
-    pub raw_tools: Vec<Value>,
-}
 
 /// Reads ledgers from one storage backend.
 pub struct LedgerReader<S> {
@@ -654,43 +501,6 @@ fn find_entry<'a>(ledger: &'a Ledger, server_url: &str) -> Result<&'a Entry, Ser
             ledger_name: ledger.ledger_name.clone(),
             server_url: server_url.to_string(),
         })
-}
-
-fn server_view(entry: &Entry, risk: Option<Risk>) -> ServerView {
-    ServerView {
-        server_url: entry.server_url.clone(),
-        server_name: entry.identity.name.clone(),
-        server_title: entry.identity.title.clone(),
-        server_version: entry.identity.version.clone(),
-        protocol_version: entry.identity.protocol_version.clone(),
-        transport: entry.transport.clone(),
-        tool_digest: entry.tool_digest.clone(),
-        tools_total: entry.tools_total,
-        risk: risk.map(|risk| wire_name(&risk)),
-        first_seen: entry.first_seen,
-        last_seen: entry.last_seen,
-        last_changed: entry.last_changed,
-        last_change: entry.history.last().map(change_view),
-    }
-}
-
-fn change_view(item: &HistoryItem) -> ChangeView {
-    ChangeView {
-        observed_at: item.observed_at,
-        change_class: wire_name(&item.change_class),
-        tool_name: item.tool_name.clone(),
-        field: item.field.clone(),
-        severity: wire_name(&item.severity),
-        values: item.values.clone(),
-    }
-}
-
-/// The name a value serializes to (`"high"`, `"tool_added"`): the dataset's spelling.
-fn wire_name(value: &impl Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(Value::String(name)) => name,
-        _ => String::new(),
-    }
 }
 
 #[cfg(test)]
