@@ -193,17 +193,28 @@ fn capability_changes(old: &Surface, new: &Surface) -> Vec<Change> {
                 Some(json!(new_assessment.capabilities)),
                 severity_of(risk::capability_added_severity(capability)),
             );
-            change.details = new_assessment
+            let evidence: Vec<_> = new_assessment
                 .evidence
                 .iter()
                 .filter(|e| e.capability == capability)
+                .collect();
+            change.details = evidence
+                .iter()
                 .map(|e| format!("{} from {}", json_name(&capability), e.evidence))
                 .collect();
+            if evidence.iter().all(|e| e.is_from_description_words()) {
+                change.details.push(WORDS_ONLY.to_string());
+            }
             changes.push(change);
         }
     }
     changes
 }
+
+/// The detail of a `capability_added` that rests only on words of the description: a
+/// vocabulary change (`folder` → `filesystem`) is a hint, not a declared new power.
+pub const WORDS_ONLY: &str = "inferred from words of the description only: no name, parameter \
+                              or annotation declares it";
 
 fn json_name<T: serde::Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
@@ -416,6 +427,41 @@ mod tests {
                 .contains("filesystem")
         );
         assert!(!added[0].same_version);
+    }
+
+    #[test]
+    fn a_capability_from_description_words_only_says_so() {
+        // (old description, new description, says "inferred from words")
+        let cases = [
+            (
+                "Lists the documents.",
+                "Lists the documents of a folder.",
+                true,
+            ),
+            ("Reads a document.", "Reads a document.", false),
+        ];
+        for (before, after, words_only) in cases {
+            let props = if words_only {
+                json!({})
+            } else {
+                json!({"path": {"type": "string", "description": "File path"}})
+            };
+            let old = surface("1", json!([tool("list_docs", before, json!({}))]));
+            let new = surface("2", json!([tool("list_docs", after, props)]));
+            let set = between(&old, &new);
+            let added: Vec<&Change> = set
+                .changes
+                .iter()
+                .filter(|c| c.change_class == ChangeClass::CapabilityAdded)
+                .collect();
+            assert_eq!(added.len(), 1, "{after}: {:?}", set.changes);
+            assert_eq!(
+                added[0].details.iter().any(|d| d == WORDS_ONLY),
+                words_only,
+                "{after}: {:?}",
+                added[0].details
+            );
+        }
     }
 
     #[test]

@@ -16,11 +16,11 @@ use mcp_surface_ledger::surface::{ServerIdentity, Surface, sha256_hex};
 use serde_json::{Value, json};
 
 /// The revision the fingerprints below were recorded with.
-const RECORDED_REVISION: u32 = 1;
+const RECORDED_REVISION: u32 = 2;
 const HOSTILE_FINGERPRINT: &str =
-    "ea151295f625fcc2690557b8a3e36da8eda25d4427b29af8b8c7ce774f7d3512";
+    "b0ac7de693fe19f753af6e7a5fd6f38f544e5a0ce6243110d51304d026c7d59e";
 const FIXTURE_FINGERPRINT: &str =
-    "fc654e399d0bb7aa2ae55f92e675ba76a2c17eb78c16fe9c6b1f863676f97554";
+    "1d3ffbc9db6e32062160e9497fbac7a8ebdf9a7752a8a924d194919f8eedd3da";
 
 const VERSIONS: &[&str] = &[
     "v0.23.0", "v0.24.0", "v0.26.3", "v0.27.0", "v0.30.3", "v0.31.0", "v1.3.0", "v1.4.0", "v1.5.0",

@@ -155,6 +155,7 @@ fn the_readme_quick_start_runs_as_written_against_the_demo_server() {
         "server_version",
         "tools_total",
         "risk",
+        "assumed_risk",
         "capabilities",
         "identity_signal",
         "ledger_status",
@@ -173,6 +174,7 @@ fn the_readme_quick_start_runs_as_written_against_the_demo_server() {
         "destructive_hint",
         "capabilities",
         "risk",
+        "assumed_risk",
         "findings",
     ] {
         assert_eq!(tool[field], shown_tool[field], "tool field {field}");

@@ -95,21 +95,28 @@ fn known_tools_get_the_expected_capabilities_and_risk() {
     use risk::Risk::*;
     let Some(tools) = tools("v1.6.0") else { return };
     let find = |n: &str| risk::assess_tool(tools.iter().find(|t| name(t) == n).expect(n));
-    let cases: &[(&str, &[Capability], risk::Risk)] = &[
-        ("get_me", &[Read], Low),
-        ("search_code", &[Read], Low),
-        ("delete_file", &[Delete, Filesystem], High),
-        // No destructiveHint, so the effective default (true) makes it high.
-        ("create_or_update_file", &[Write, Filesystem], High),
-        ("create_issue", &[Write], Medium),
-        ("label_write", &[Write, Delete], High),
-        ("actions_run_trigger", &[Execute], High),
-        ("get_secret_scanning_alert", &[Read, Secrets], Medium),
-        ("list_notifications", &[Read, Messaging], Medium),
-        ("get_teams", &[Read], Low),
-        ("get_job_logs", &[Read], Low),
+    // (tool, capabilities it must have, declared risk, assumed risk)
+    let cases: &[(&str, &[Capability], risk::Risk, risk::Risk)] = &[
+        ("get_me", &[Read], Low, Low),
+        ("search_code", &[Read], Low, Low),
+        ("delete_file", &[Delete, Filesystem], High, High),
+        // No destructiveHint: writing is evidence of medium; only the protocol's default
+        // (destructive unless declared otherwise) makes it high.
+        ("create_or_update_file", &[Write, Filesystem], Medium, High),
+        ("create_issue", &[Write], Medium, Medium),
+        ("label_write", &[Write, Delete], High, High),
+        ("actions_run_trigger", &[Execute], High, High),
+        (
+            "get_secret_scanning_alert",
+            &[Read, Secrets],
+            Medium,
+            Medium,
+        ),
+        ("list_notifications", &[Read, Messaging], Medium, Medium),
+        ("get_teams", &[Read], Low, Low),
+        ("get_job_logs", &[Read], Low, Low),
     ];
-    for (tool, expected, risk) in cases {
+    for (tool, expected, risk, assumed) in cases {
         let assessment = find(tool);
         for capability in *expected {
             assert!(
@@ -119,6 +126,7 @@ fn known_tools_get_the_expected_capabilities_and_risk() {
             );
         }
         assert_eq!(assessment.risk, *risk, "{tool}: {:?}", assessment.evidence);
+        assert_eq!(assessment.assumed_risk, *assumed, "{tool}: assumed");
     }
 }
 

@@ -362,6 +362,34 @@ async fn the_pages_show_the_ledger_safely_in_a_browser() {
             format!("<li data-stat=\"severity_{severity}\"><span class=\"num\">{count}</span>");
         assert!(dom.contains(&stat), "{severity}: {count}");
     }
+    // Declared and assumed risk are counted apart: `high` is evidence (the hostile server's
+    // markers); the Python peer's unannotated `search` is high only by the protocol's defaults.
+    let listed: Value = http()
+        .get(format!("{}/ledgers/DEFAULT/servers", fx.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let listed = listed["servers"].as_array().unwrap();
+    let declared_high = listed.iter().filter(|s| s["risk"] == "high").count();
+    let assumed_only = listed
+        .iter()
+        .filter(|s| s["risk"] != "high" && s["assumed_risk"] == "high")
+        .count();
+    assert!(declared_high >= 1, "the hostile server is high on evidence");
+    if fx._python.is_some() {
+        assert_eq!(assumed_only, 1, "the python peer: {listed:?}");
+        assert!(dom.contains("assumed high: unannotated tools"));
+    }
+    for (stat, count) in [
+        ("high_risk", declared_high),
+        ("assumed_high_risk", assumed_only),
+    ] {
+        let tile = format!("<li data-stat=\"{stat}\"><span class=\"num\">{count}</span>");
+        assert!(dom.contains(&tile), "{stat}: {count}");
+    }
     assert!(dom.contains("<svg class=\"timeline\""));
     assert_eq!(
         dom.matches("<g class=\"run\"").count(),

@@ -32,8 +32,10 @@ pub struct Comparison {
     pub gate_tripped: bool,
     /// A server row describing the newer side.
     pub server: ServerRow,
-    /// The newer side's risk.
+    /// The newer side's declared risk.
     pub risk: Risk,
+    /// The newer side's risk under the protocol's defaults for omitted hints.
+    pub assumed_risk: Risk,
     /// Counts over the change rows.
     pub summary: SummaryRow,
     /// The change rows, in the engine's order.
@@ -104,6 +106,7 @@ pub fn compare(
         gate_tripped,
         server,
         risk: described.risk,
+        assumed_risk: described.assumed_risk,
         summary,
         changes: rows,
     }

@@ -71,6 +71,7 @@ pub fn render(format: Format, comparison: &Comparison) -> Result<String, CliErro
             servers: vec![ServerEntry {
                 row: &comparison.server,
                 risk: Some(comparison.risk),
+                assumed_risk: Some(comparison.assumed_risk),
             }],
             changes: &comparison.changes,
         })),

@@ -16,7 +16,7 @@ use crate::input::Input;
 use crate::mcp::{self, Era, Observation, ProbeOptions};
 use crate::net::{self, NetConfig, PolicyMode};
 use crate::reason::ReasonCode;
-use crate::report::{ToolSummary, mark_repeated_keys, summarize_tools};
+use crate::report::{ToolSummary, assumed_server_risk, mark_repeated_keys, summarize_tools};
 use crate::risk::{self, Capability, Finding, Risk};
 use crate::surface::{DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
 use crate::targets::{self, Planned, TargetRules};
@@ -55,8 +55,11 @@ pub struct Snapshot {
     pub resources_total: Option<u64>,
     /// Number of prompts, when counted.
     pub prompts_total: Option<u64>,
-    /// The highest risk of any tool (`low` without tools).
+    /// The highest declared risk of any tool (`low` without tools): evidence only.
     pub risk: Risk,
+    /// The highest risk with the protocol's defaults assumed for omitted hints (an
+    /// unannotated tool counts as destructive); above `risk` only because of such tools.
+    pub assumed_risk: Risk,
     /// Capability → names of the tools that have it.
     pub capabilities: BTreeMap<Capability, Vec<String>>,
     /// Poisoning markers in the server's `instructions`.
@@ -133,6 +136,7 @@ impl Snapshot {
         if let Some(wire) = wire {
             mark_repeated_keys(&mut summarized, &wire.repeated_keys);
         }
+        let assumed_risk = assumed_server_risk(&summarized);
         let (summaries, server_risk, capabilities) = summarized;
         let tools: Vec<SnapshotTool> = summaries
             .into_iter()
@@ -166,6 +170,7 @@ impl Snapshot {
             resources_total: wire.and_then(|w| w.resources_total),
             prompts_total: wire.and_then(|w| w.prompts_total),
             risk: server_risk,
+            assumed_risk,
             capabilities,
             instructions_findings,
             tools,
@@ -326,6 +331,24 @@ mod tests {
             64
         );
         assert!(snapshot.transport.is_none());
+    }
+
+    #[test]
+    fn an_unannotated_notes_server_is_high_only_by_assumption() {
+        let tools = vec![
+            json!({"name": "list_notes", "description": "Lists the notes.",
+                   "inputSchema": {"type": "object"}}),
+            json!({"name": "get_note", "description": "Returns one note.",
+                   "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}}),
+        ];
+        let snapshot = Snapshot::describe("f", &surface(tools, None), None, Utc::now());
+        assert_eq!(snapshot.risk, Risk::Low);
+        assert_eq!(snapshot.assumed_risk, Risk::High);
+        let json = serde_json::to_value(&snapshot).unwrap();
+        assert_eq!(json["risk"], "low");
+        assert_eq!(json["assumed_risk"], "high");
+        assert_eq!(json["tools"][0]["assumed_risk"], "high");
+        assert_eq!(json["tools"][0]["risk"], "low");
     }
 
     #[test]

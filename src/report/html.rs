@@ -48,8 +48,10 @@ pub struct Page<'a> {
 pub struct ServerEntry<'a> {
     /// The server's row.
     pub row: &'a ServerRow,
-    /// The server's risk, when known.
+    /// The server's declared risk, when known.
     pub risk: Option<Risk>,
+    /// The server's risk under the protocol's defaults for omitted hints, when known.
+    pub assumed_risk: Option<Risk>,
 }
 
 impl<'a> Page<'a> {
@@ -68,6 +70,7 @@ impl<'a> Page<'a> {
                 .map(|row| ServerEntry {
                     row,
                     risk: row.risk,
+                    assumed_risk: row.assumed_risk,
                 })
                 .collect(),
             changes,
@@ -123,6 +126,33 @@ pub fn risk_name(risk: Risk) -> &'static str {
     }
 }
 
+/// The declared risk as a badge, followed by the assumed risk in words when the protocol's
+/// defaults for unannotated tools would rate the server higher (so `high` stays evidence).
+pub fn risk_cell(declared: Option<Risk>, assumed: Option<Risk>) -> String {
+    let Some(declared) = declared else {
+        return "-".to_string();
+    };
+    let mut cell = format!(
+        "<span class=\"sev sev-{0}\">{0}</span>",
+        risk_name(declared)
+    );
+    if let Some(assumed) = assumed.filter(|a| *a > declared) {
+        cell.push(' ');
+        cell.push_str(&assumed_risk_note(risk_name(assumed)));
+    }
+    cell
+}
+
+/// The words beside a declared risk when the assumed one is higher (`assumed high:
+/// unannotated tools`), with a tooltip saying where the assumption comes from.
+pub fn assumed_risk_note(assumed: &str) -> String {
+    format!(
+        "<span class=\"assumed-risk\" title=\"the protocol's defaults rate tools that declare \
+         no annotations as destructive\">assumed {}: unannotated tools</span>",
+        escape(assumed)
+    )
+}
+
 fn ledger_status_name(status: LedgerStatus) -> &'static str {
     match status {
         LedgerStatus::Created => "created",
@@ -148,6 +178,7 @@ header h1 { margin: 0 0 4px; font-size: 22px; }
 .stats .num { display: block; font-size: 22px; font-weight: 600; }
 .sev { display: inline-block; border-radius: 4px; padding: 0 6px; font-size: 12px; font-weight: 600; text-transform: uppercase; }
 .sev-high { color: var(--high); background: var(--high-bg); }
+.assumed-risk { color: var(--muted); font-size: 12px; }
 .sev-medium { color: var(--medium); background: var(--medium-bg); }
 .sev-low { color: var(--low); background: var(--low-bg); }
 .compat { display: inline-block; border: 1px solid var(--line); border-radius: 4px; padding: 0 5px; font-size: 12px; }
@@ -284,10 +315,7 @@ fn render_servers(html: &mut String, page: &Page<'_>) {
             .tools_total
             .map(|n| n.to_string())
             .unwrap_or_else(|| "-".to_string());
-        let risk = entry
-            .risk
-            .map(|r| format!("<span class=\"sev sev-{0}\">{0}</span>", risk_name(r)))
-            .unwrap_or_else(|| "-".to_string());
+        let risk = risk_cell(entry.risk, entry.assumed_risk);
         let changes = if row.change_count > 0 {
             format!("<a href=\"#changes-{index}\">{}</a>", row.change_count)
         } else {
@@ -570,6 +598,7 @@ mod tests {
             servers: vec![ServerEntry {
                 row: &servers[0],
                 risk: Some(Risk::High),
+                assumed_risk: Some(Risk::High),
             }],
             ..Page::of_run(&summary, &servers, &changes)
         };
@@ -653,5 +682,29 @@ mod tests {
         let html = render(&Page::of_run(&summary, &[], &[]));
         assert!(html.contains("No changes recorded."));
         assert!(html.contains("<h2>Servers (0)</h2>"));
+    }
+
+    #[test]
+    fn the_risk_cell_names_an_assumed_risk_only_when_it_is_higher() {
+        // (declared, assumed, shows the assumed note)
+        let cases = [
+            (Some(Risk::Low), Some(Risk::High), Some("assumed high")),
+            (Some(Risk::Medium), Some(Risk::High), Some("assumed high")),
+            (Some(Risk::High), Some(Risk::High), None),
+            (Some(Risk::Low), Some(Risk::Low), None),
+            (Some(Risk::Low), None, None),
+            (None, Some(Risk::High), None),
+        ];
+        for (declared, assumed, note) in cases {
+            let cell = risk_cell(declared, assumed);
+            assert_eq!(
+                cell.contains("assumed-risk"),
+                note.is_some(),
+                "{declared:?}/{assumed:?}: {cell}"
+            );
+            if let Some(note) = note {
+                assert!(cell.contains(note), "{cell}");
+            }
+        }
     }
 }

@@ -63,8 +63,11 @@ pub struct ToolSummary {
     pub open_world_hint: bool,
     /// What the tool lets an agent do, inferred from its definition.
     pub capabilities: Vec<Capability>,
-    /// The tool's risk.
+    /// The tool's declared risk: what its definition says, no protocol default assumed.
     pub risk: Risk,
+    /// The risk if the protocol's defaults hold for the hints it leaves out (an unannotated
+    /// tool counts as destructive): at least `risk`.
+    pub assumed_risk: Risk,
     /// Poisoning markers and quality findings.
     pub findings: Vec<Finding>,
 }
@@ -86,6 +89,7 @@ impl ToolSummary {
             open_world_hint: hints.open_world_hint,
             capabilities: assessment.capabilities,
             risk: assessment.risk,
+            assumed_risk: assessment.assumed_risk,
             findings: assessment.findings,
         }
     }
@@ -95,9 +99,9 @@ impl ToolSummary {
 /// when it was computed at this revision: bump it whenever a code change can alter any summary
 /// (hashes, hints, capabilities, risk, findings). `tests/insight_fingerprint.rs` fails until
 /// that is done.
-pub const INSIGHT_REVISION: u32 = 1;
+pub const INSIGHT_REVISION: u32 = 2;
 
-/// Per-tool summaries, the server's risk, and capability → tool names.
+/// Per-tool summaries, the server's declared risk, and capability → tool names.
 pub type ToolSummaries = (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>);
 
 /// Adds a `duplicate_key` finding (a poisoning marker) to each named tool whose served JSON
@@ -109,9 +113,20 @@ pub fn mark_repeated_keys(summaries: &mut ToolSummaries, repeated: &[(String, St
         if let Some(tool) = tools.iter_mut().find(|t| &t.name == name) {
             tool.findings.push(risk::duplicate_key_finding(pointer));
             tool.risk = Risk::High;
+            tool.assumed_risk = Risk::High;
             *server_risk = Risk::High;
         }
     }
+}
+
+/// A server's assumed risk: its declared risk, or higher when an unannotated tool is rated
+/// by the protocol's defaults.
+pub fn assumed_server_risk(summaries: &ToolSummaries) -> Risk {
+    let (tools, declared, _) = summaries;
+    tools
+        .iter()
+        .map(|t| t.assumed_risk)
+        .fold(*declared, Risk::max)
 }
 
 /// The per-tool summaries of a surface plus the server-level risk and capability map. A
@@ -240,8 +255,12 @@ pub struct ServerRow {
     pub digest_changed: bool,
     /// Per-tool hashes, effective hints, capabilities, risk and findings.
     pub tools: Vec<ToolSummary>,
-    /// The highest risk of the server's tools.
+    /// The server's declared risk: the highest declared risk of its tools (`high` only on
+    /// evidence: a destructive verb or hint, execution, payment, a poisoning marker).
     pub risk: Option<Risk>,
+    /// The risk if the protocol's defaults hold for every hint the tools leave out; above
+    /// `risk` only when an unannotated tool is what makes the difference.
+    pub assumed_risk: Option<Risk>,
     /// Capability → names of the tools that have it.
     pub capabilities: BTreeMap<Capability, Vec<String>>,
     /// `surface_changed_same_version` or `server_replaced` when the identity comparison says so.

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::hints::EffectiveHints;
+use super::hints::{EffectiveHints, declared_hint};
 use super::tokens::Tokens;
 use super::wordhash::WordMap;
 
@@ -123,7 +123,7 @@ pub fn infer(tool: &Value, hints: &EffectiveHints) -> Vec<Evidence> {
     }
     tokens.fill(text("description"));
     prose_evidence(&tokens, &mut found);
-    annotation_evidence(hints, &mut found);
+    annotation_evidence(hints, declared_hint(tool, "readOnlyHint"), &mut found);
     dedup(found)
 }
 
@@ -291,9 +291,45 @@ fn prose_evidence(tokens: &Tokens, out: &mut Vec<Evidence>) {
     secret_pairs(&"description word", tokens.words(), out);
 }
 
+/// The evidence of the fallback `write` of a tool that names no verb and declares no
+/// `readOnlyHint`: an assumption from the protocol's default, not something the tool said.
+const ASSUMED_WRITE: &str = "no read-only promise (effective readOnlyHint: false)";
+
+impl Evidence {
+    /// True for the one kind of evidence that is an assumption, not a reading of the
+    /// definition: the fallback `write` of a tool that names no verb and declares no
+    /// `readOnlyHint`. The declared risk leaves it out.
+    pub fn is_assumed(&self) -> bool {
+        self.evidence == ASSUMED_WRITE
+    }
+
+    /// True when the capability was inferred from words of the tool's description (prose),
+    /// the weakest kind of evidence: a `capability_added` resting only on it says so.
+    pub fn is_from_description_words(&self) -> bool {
+        self.evidence.starts_with("description word")
+    }
+}
+
+/// The distinct capabilities of `evidence` that rest on more than an assumption, sorted.
+pub fn declared(evidence: &[Evidence]) -> Vec<Capability> {
+    let mut out: Vec<Capability> = evidence
+        .iter()
+        .filter(|e| !e.is_assumed())
+        .map(|e| e.capability)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// A tool whose words name no verb falls back on its effective read-only hint, so every tool
-/// gets at least one capability.
-fn annotation_evidence(hints: &EffectiveHints, out: &mut Vec<Evidence>) {
+/// gets at least one capability. `read_only_declared` says whether that hint was declared (an
+/// explicit `false` is a claim; an absent one is the default assumed).
+fn annotation_evidence(
+    hints: &EffectiveHints,
+    read_only_declared: Option<bool>,
+    out: &mut Vec<Evidence>,
+) {
     if out
         .iter()
         .any(|e| matches!(e.capability, Read | Write | Delete | Execute))
@@ -305,10 +341,15 @@ fn annotation_evidence(hints: &EffectiveHints, out: &mut Vec<Evidence>) {
             capability: Read,
             evidence: "annotation readOnlyHint: true".to_string(),
         }
+    } else if read_only_declared == Some(false) {
+        Evidence {
+            capability: Write,
+            evidence: "annotation readOnlyHint: false".to_string(),
+        }
     } else {
         Evidence {
             capability: Write,
-            evidence: "no read-only promise (effective readOnlyHint: false)".to_string(),
+            evidence: ASSUMED_WRITE.to_string(),
         }
     });
 }

@@ -32,12 +32,7 @@ const HINTS: [&str; 4] = [
 impl EffectiveHints {
     /// Reads the hints of a tool object; a hint that is not a boolean counts as absent.
     pub fn of(tool: &Value) -> EffectiveHints {
-        let annotations = tool.get("annotations");
-        let hint = |name: &str| {
-            annotations
-                .and_then(|a| a.get(name))
-                .and_then(Value::as_bool)
-        };
+        let hint = |name: &str| declared_hint(tool, name);
         EffectiveHints {
             read_only: hint("readOnlyHint").unwrap_or(false),
             destructive: hint("destructiveHint").unwrap_or(true),
@@ -47,10 +42,30 @@ impl EffectiveHints {
         }
     }
 
+    /// The hints as the tool itself declared them, with no protocol default assumed where that
+    /// default is what makes a tool look dangerous: a missing `destructiveHint` is not read as
+    /// "destroys data". The other hints read as in [`EffectiveHints::of`]. This is what the
+    /// *declared* risk is computed from (see `docs/risk.md`); the effective hints give the
+    /// *assumed* risk.
+    pub fn as_declared(tool: &Value) -> EffectiveHints {
+        EffectiveHints {
+            destructive: declared_hint(tool, "destructiveHint").unwrap_or(false),
+            ..EffectiveHints::of(tool)
+        }
+    }
+
     /// Destructive in effect: not read-only and not declared non-destructive.
     pub fn is_destructive(&self) -> bool {
         !self.read_only && self.destructive
     }
+}
+
+/// The value a tool declared for one behaviour hint (`readOnlyHint`, …), `None` when it is
+/// absent or not a boolean.
+pub fn declared_hint(tool: &Value, name: &str) -> Option<bool> {
+    tool.get("annotations")
+        .and_then(|a| a.get(name))
+        .and_then(Value::as_bool)
 }
 
 #[cfg(test)]
@@ -79,5 +94,46 @@ mod tests {
         assert!(!explicit.is_destructive() && explicit.declared);
         let wrong_type = EffectiveHints::of(&json!({"annotations": {"readOnlyHint": "true"}}));
         assert!(!wrong_type.read_only && !wrong_type.declared);
+    }
+
+    #[test]
+    fn declared_hints_assume_no_destruction() {
+        // (tool, effective destructive, declared destructive)
+        let cases = [
+            (json!({"name": "x"}), true, false),
+            (json!({"annotations": {"readOnlyHint": false}}), true, false),
+            (
+                json!({"annotations": {"destructiveHint": true}}),
+                true,
+                true,
+            ),
+            (
+                json!({"annotations": {"destructiveHint": false}}),
+                false,
+                false,
+            ),
+            (
+                json!({"annotations": {"readOnlyHint": true, "destructiveHint": true}}),
+                false,
+                false,
+            ),
+            (
+                json!({"annotations": {"destructiveHint": "yes"}}),
+                true,
+                false,
+            ),
+        ];
+        for (tool, effective, declared) in cases {
+            assert_eq!(
+                EffectiveHints::of(&tool).is_destructive(),
+                effective,
+                "{tool}"
+            );
+            assert_eq!(
+                EffectiveHints::as_declared(&tool).is_destructive(),
+                declared,
+                "{tool}"
+            );
+        }
     }
 }

@@ -126,8 +126,12 @@ pub struct ToolAssessment {
     pub capabilities: Vec<Capability>,
     /// Why each capability was inferred.
     pub evidence: Vec<Evidence>,
-    /// The tool's risk.
+    /// The tool's declared risk: from what its definition says (names, parameters, declared
+    /// hints, markers), with no protocol default assumed. `high` here is evidence.
     pub risk: Risk,
+    /// The risk the protocol's defaults give a tool that leaves hints out (destructive, may
+    /// write): at least [`ToolAssessment::risk`], higher only for an unannotated tool.
+    pub assumed_risk: Risk,
     /// Poisoning markers, advisories, annotation and schema quality findings.
     pub findings: Vec<Finding>,
     /// Counts of the input schema.
@@ -148,17 +152,23 @@ pub fn assess_tool_with(cache: &mut ScanCache, tool: &Value) -> ToolAssessment {
     let mut findings = poison::scan_tool_with(cache, tool);
     findings.extend(quality::annotation_findings(tool, &hints, &evidence));
     findings.extend(quality::schema_findings(tool));
-    let risk = tool_risk(&capabilities, &hints, &findings);
+    let risk = tool_risk(
+        &capability::declared(&evidence),
+        &EffectiveHints::as_declared(tool),
+        &findings,
+    );
+    let assumed_risk = tool_risk(&capabilities, &hints, &findings).max(risk);
     ToolAssessment {
         capabilities,
         evidence,
         risk,
+        assumed_risk,
         findings,
         schema: SchemaSummary::of(tool),
     }
 }
 
-/// The risk rule: `high` for delete/execute/payment, an effective destructive hint or a marker;
+/// The risk rule: `high` for delete/execute/payment, a destructive hint or a marker;
 /// `medium` for write/messaging/secrets or network reach into an open world; else `low`.
 pub fn tool_risk(
     capabilities: &[Capability],
@@ -184,7 +194,7 @@ pub fn tool_risk(
     }
 }
 
-/// A server's risk: the highest of its tools, `low` for a server without tools.
+/// A server's declared risk: the highest of its tools, `low` for a server without tools.
 pub fn server_risk(tools: &[ToolAssessment]) -> Risk {
     tools.iter().map(|t| t.risk).max().unwrap_or(Risk::Low)
 }

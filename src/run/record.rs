@@ -15,7 +15,7 @@ use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Upda
 use crate::mcp::{AuthFindings, Observation, ProbeFailure};
 use crate::platform::{MAX_RECORD_BYTES, Storage};
 use crate::reason::ReasonCode;
-use crate::report::{LedgerStatus, ServerRow};
+use crate::report::{LedgerStatus, ServerRow, assumed_server_risk};
 use crate::surface::Surface;
 use crate::targets::Listing;
 
@@ -142,7 +142,9 @@ pub(super) async fn record_readable<S: Storage>(
     let ledger = &mut ctx.ledger;
     let View { key, mut row } = view;
     let anonymous = row.listing != Some(Listing::Authenticated);
-    let (_, risk, capabilities) = prepared.row_summaries();
+    let summaries = prepared.row_summaries();
+    let assumed_risk = assumed_server_risk(&summaries);
+    let (_, risk, capabilities) = summaries;
     let Prepared {
         observation,
         surface,
@@ -346,6 +348,7 @@ pub(super) async fn record_readable<S: Storage>(
                 .is_some_and(|p| p != digest),
             tool_digest: Some(digest),
             risk: Some(risk),
+            assumed_risk: Some(assumed_risk),
             capabilities,
             identity_signal,
             tools_truncated: observation.tools_truncated,

@@ -18,14 +18,13 @@ pub use super::views::{
     ChangeView, ChangesView, FleetChange, LedgersView, ServerDetail, ServerView, ServersView,
     SurfaceView,
 };
-use super::views::{change_view, server_view, wire_name};
+use super::views::{Risks, change_view, server_view, wire_name};
 use crate::input::MAX_SHARDS;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
 use crate::ledger::{self, Entry, Ledger, MAX_HISTORY};
 use crate::platform::{Storage, Store};
 use crate::report::{mark_repeated_keys, summarize_tools};
-use crate::risk::Risk;
 use crate::shard::plan::{PLAIN, legacy_location, location_ledger_name, shard_of};
 use crate::shard::round::Round;
 use crate::surface::Surface;
@@ -36,7 +35,7 @@ const MAX_REMEMBERED_RISKS: usize = 4096;
 /// Reads ledgers from one storage backend.
 pub struct LedgerReader<S> {
     storage: S,
-    risks: Mutex<HashMap<String, Risk>>,
+    risks: Mutex<HashMap<String, Risks>>,
 }
 
 impl<S: Storage> LedgerReader<S> {
@@ -162,15 +161,16 @@ impl<S: Storage> LedgerReader<S> {
             .stored_surface(entry)
             .await?
             .ok_or_else(|| ServeError::NoSurface(entry.server_url.clone()))?;
-        let risk = summarize_tools(&surface).1;
-        self.remember(entry, risk);
+        let risks = Risks::of(&summarize_tools(&surface));
+        self.remember(entry, risks);
         Ok(SurfaceView {
             ledger_name: ledger.ledger_name.clone(),
             server_url: entry.server_url.clone(),
             tool_digest: entry.tool_digest.clone(),
             surface_key: entry.surface_key.clone(),
             identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
-            risk: wire_name(&risk),
+            risk: wire_name(&risks.declared),
+            assumed_risk: wire_name(&risks.assumed),
             tools_total: surface.tools.len(),
             tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
             note: None,
@@ -290,7 +290,7 @@ impl<S: Storage> LedgerReader<S> {
             );
             summaries
         });
-        let risk = tools.as_ref().map(|summaries| summaries.1);
+        let risk = tools.as_ref().map(Risks::of);
         let raw_tools = surface
             .as_ref()
             .map(|surface| surface.tools.iter().map(|tool| tool.raw.clone()).collect())
@@ -392,28 +392,28 @@ impl<S: Storage> LedgerReader<S> {
         ledger_name: &str,
         entry: &Entry,
         insight: &mut Option<InsightCache>,
-    ) -> Option<Risk> {
+    ) -> Option<Risks> {
         let key = entry.surface_key.as_deref()?;
-        if let Some(risk) = self.remembered(key) {
-            return Some(risk);
+        if let Some(risks) = self.remembered(key) {
+            return Some(risks);
         }
         if insight.is_none() {
             *insight = Some(InsightCache::load(&self.storage, ledger_name).await);
         }
         let cached = insight.as_ref().and_then(|cache| cache.get(key));
-        let risk = match cached {
-            Some(summaries) => summaries.1,
-            None => summarize_tools(&self.stored_surface(entry).await.ok()??).1,
+        let risks = match cached {
+            Some(summaries) => Risks::of(&summaries),
+            None => Risks::of(&summarize_tools(&self.stored_surface(entry).await.ok()??)),
         };
-        self.remember(entry, risk);
-        Some(risk)
+        self.remember(entry, risks);
+        Some(risks)
     }
 
-    fn remembered(&self, surface_key: &str) -> Option<Risk> {
+    fn remembered(&self, surface_key: &str) -> Option<Risks> {
         self.risks.lock().ok()?.get(surface_key).copied()
     }
 
-    fn remember(&self, entry: &Entry, risk: Risk) {
+    fn remember(&self, entry: &Entry, risk: Risks) {
         let (Some(key), Ok(mut risks)) = (&entry.surface_key, self.risks.lock()) else {
             return;
         };

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ledger::{ChangeValues, Entry, HistoryItem};
-use crate::report::ToolSummaries;
+use crate::report::{ToolSummaries, assumed_server_risk};
 use crate::risk::Risk;
 
 /// One watched server, as listed.
@@ -31,9 +31,12 @@ pub struct ServerView {
     pub tool_digest: Option<String>,
     /// Number of tools in the last readable surface.
     pub tools_total: usize,
-    /// The highest risk of any stored tool: `low`, `medium` or `high` (absent without a
-    /// readable stored surface).
+    /// The highest declared risk of any stored tool: `low`, `medium` or `high` (absent without
+    /// a readable stored surface). `high` is evidence, never only the protocol's defaults.
     pub risk: Option<String>,
+    /// The highest risk with the protocol's defaults assumed for hints the tools leave out
+    /// (an unannotated tool counts as destructive); above `risk` only because of such tools.
+    pub assumed_risk: Option<String>,
     /// When the server was first read.
     pub first_seen: DateTime<Utc>,
     /// When the server was last read.
@@ -120,8 +123,10 @@ pub struct SurfaceView {
     /// Server identity at the time (`name`, `title`, `version`, `protocol_version`,
     /// `instructions`).
     pub identity: Value,
-    /// The highest risk of any tool.
+    /// The highest declared risk of any tool.
     pub risk: String,
+    /// The highest risk with the protocol's defaults assumed for omitted hints.
+    pub assumed_risk: String,
     /// Number of tools.
     pub tools_total: usize,
     /// The tool objects exactly as served.
@@ -168,8 +173,27 @@ pub struct ServerDetail {
     pub raw_tools: Vec<Value>,
 }
 
-/// The listing of one entry, with its risk when known.
-pub(super) fn server_view(entry: &Entry, risk: Option<Risk>) -> ServerView {
+/// A server's declared and assumed risk (see `docs/risk.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Risks {
+    /// From what the tools declare.
+    pub(super) declared: Risk,
+    /// With the protocol's defaults for omitted hints.
+    pub(super) assumed: Risk,
+}
+
+impl Risks {
+    /// Both risks of a surface's summaries.
+    pub(super) fn of(summaries: &ToolSummaries) -> Risks {
+        Risks {
+            declared: summaries.1,
+            assumed: assumed_server_risk(summaries),
+        }
+    }
+}
+
+/// The listing of one entry, with its risks when known.
+pub(super) fn server_view(entry: &Entry, risks: Option<Risks>) -> ServerView {
     ServerView {
         server_url: entry.server_url.clone(),
         server_name: entry.identity.name.clone(),
@@ -179,7 +203,8 @@ pub(super) fn server_view(entry: &Entry, risk: Option<Risk>) -> ServerView {
         transport: entry.transport.clone(),
         tool_digest: entry.tool_digest.clone(),
         tools_total: entry.tools_total,
-        risk: risk.map(|risk| wire_name(&risk)),
+        risk: risks.map(|r| wire_name(&r.declared)),
+        assumed_risk: risks.map(|r| wire_name(&r.assumed)),
         first_seen: entry.first_seen,
         last_seen: entry.last_seen,
         last_changed: entry.last_changed,

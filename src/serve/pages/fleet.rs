@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::chart;
-use super::layout::{Nav, badge, ledger_query, page, segment, split_view, time};
+use super::layout::{Nav, badge, ledger_query, page, risk_badges, segment, split_view, time};
 use crate::report::html::escape;
 use crate::serve::store::{FleetChange, ServerView, ServersView};
 
@@ -69,6 +69,11 @@ fn stats(body: &mut String, servers: &ServersView, changes: &[FleetChange]) {
         .iter()
         .filter(|s| s.risk.as_deref() == Some("high"))
         .count();
+    let assumed_high = servers
+        .servers
+        .iter()
+        .filter(|s| s.risk.as_deref() != Some("high") && s.assumed_risk.as_deref() == Some("high"))
+        .count();
     body.push_str("<ul class=\"stats\" id=\"summary\">\n");
     let _ = writeln!(
         body,
@@ -78,6 +83,11 @@ fn stats(body: &mut String, servers: &ServersView, changes: &[FleetChange]) {
     let _ = writeln!(
         body,
         "<li data-stat=\"high_risk\"><span class=\"num\">{high_risk}</span>high-risk servers</li>"
+    );
+    let _ = writeln!(
+        body,
+        "<li data-stat=\"assumed_high_risk\"><span class=\"num\">{assumed_high}</span>high only \
+         by assumption (unannotated tools)</li>"
     );
     let _ = writeln!(
         body,
@@ -149,7 +159,7 @@ fn row(body: &mut String, nav: &Nav, server: &ServerView) {
             ""
         ),
         server.tools_total,
-        badge(server.risk.as_deref()),
+        risk_badges(server.risk.as_deref(), server.assumed_risk.as_deref()),
         time(&server.first_seen),
     );
 }

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 
 use super::super::error::ServeError;
-use crate::report::html::{STYLE, escape};
+use crate::report::html::{STYLE, assumed_risk_note, escape};
 
 /// The policy of every page: nothing but the inline style; no script, frame, font, image
 /// source or form target elsewhere.
@@ -239,6 +239,17 @@ pub fn badge(level: Option<&str>) -> String {
         Some(other) => escape(other),
         None => "-".to_string(),
     }
+}
+
+/// A server's declared risk as a badge, followed by its assumed risk in words when the
+/// protocol's defaults for unannotated tools rate it higher: `high` alone is evidence.
+pub fn risk_badges(declared: Option<&str>, assumed: Option<&str>) -> String {
+    let mut out = badge(declared);
+    if let Some(assumed) = assumed.filter(|a| Some(*a) != declared && declared.is_some()) {
+        out.push(' ');
+        out.push_str(&assumed_risk_note(assumed));
+    }
+    out
 }
 
 /// The server URL of a ledger key and its listing view (`#authenticated` or anonymous).

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::chart;
-use super::layout::{Nav, badge, page, segment, split_view, time};
+use super::layout::{Nav, badge, page, risk_badges, segment, split_view, time};
 use crate::ledger::KeptValue;
 use crate::report::html::{Side, Sides, escape, render_change_with, risk_name};
 use crate::report::{ChangeRow, ToolSummary};
@@ -133,7 +133,7 @@ fn facts(body: &mut String, nav: &Nav, detail: &ServerDetail, url: &str, view: &
         text(&server.server_version),
         text(&server.protocol_version),
         text(&server.transport),
-        badge(server.risk.as_deref()),
+        risk_badges(server.risk.as_deref(), server.assumed_risk.as_deref()),
         server.tools_total,
         time(&server.first_seen),
         time(&server.last_seen),
