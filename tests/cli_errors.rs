@@ -175,13 +175,7 @@ fn an_empty_input_is_refused_and_an_empty_object_names_the_example_servers() {
     assert!(printed.contains("is empty"), "{printed}");
     assert!(printed.contains("write {}"), "{printed}");
 
-    let can_unshare = Command::new("unshare")
-        .args(["-n", "true"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !can_unshare {
+    if !can_unshare() {
         return support::skip(
             "an_empty_object_names_the_example_servers",
             "unshare -n is not available (needs root and util-linux)",
@@ -204,4 +198,91 @@ fn an_empty_input_is_refused_and_an_empty_object_names_the_example_servers() {
         "{printed}"
     );
     assert!(printed.contains("mcp.deepwiki.com"), "{printed}");
+}
+
+/// Whether this machine lets a test start a process in a network namespace of its own.
+fn can_unshare() -> bool {
+    Command::new("unshare")
+        .args(["-n", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A credential for a public plain-http origin is refused before anything is sent (it would
+/// cross the internet in cleartext), on the command line and in INPUT; the refusal names the
+/// https form and never quotes the value. Run in a namespace of its own: even a wrong build
+/// cannot send the canary anywhere.
+#[test]
+fn a_credential_for_a_public_plain_http_origin_is_refused() {
+    if !can_unshare() {
+        return support::skip(
+            "a_credential_for_a_public_plain_http_origin_is_refused",
+            "unshare -n is not available (needs root and util-linux)",
+        );
+    }
+    let canary = "canary-cleartext-41f0c2";
+    let in_namespace = |args: &[&str]| {
+        Command::new("unshare")
+            .args(["-n", BIN])
+            .args(args)
+            .env("RUST_LOG", "trace")
+            .env_remove("APIFY_IS_AT_HOME")
+            .env_remove("APIFY_TOKEN")
+            .env_remove("LEDGER_ALLOW_PRIVATE_TARGETS")
+            .output()
+            .unwrap()
+    };
+    let header = format!("Authorization: Bearer {canary}");
+    let output = in_namespace(&[
+        "snapshot",
+        "--header",
+        &header,
+        "http://mcp.example.com/mcp",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let printed = stderr(&output);
+    assert!(printed.contains("travel in cleartext"), "{printed}");
+    assert!(printed.contains("https://"), "{printed}");
+    assert!(!printed.contains(canary), "{printed}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    std::fs::write(
+        &input,
+        json!({
+            "servers": ["http://mcp.example.com/mcp"],
+            "server_credentials": [{"origin": "http://mcp.example.com", "header": "Authorization",
+                                    "value": format!("Bearer {canary}")}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let storage = dir.path().join("storage");
+    let output = in_namespace(&[
+        "--storage-dir",
+        storage.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let printed = stderr(&output);
+    assert!(printed.contains("server_credentials[0]"), "{printed}");
+    assert!(printed.contains("travel in cleartext"), "{printed}");
+    assert!(!printed.contains(canary), "{printed}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(canary));
+
+    // Loopback stays allowed: the same header for a local server is accepted (the server is
+    // down, so the snapshot fails to connect, not to parse the credential).
+    let output = in_namespace(&[
+        "--allow-private-targets",
+        "snapshot",
+        "--header",
+        &header,
+        "http://127.0.0.1:9/mcp",
+    ]);
+    let printed = stderr(&output);
+    assert!(!printed.contains("cleartext"), "{printed}");
+    assert!(!printed.contains(canary), "{printed}");
 }

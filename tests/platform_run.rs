@@ -559,12 +559,37 @@ fn a_credential_never_reaches_the_apify_api() {
             surface("Alpha", "1", vec![tool("search", "Searches")]),
         );
         let a = mcp.url("/a");
-        let origin = url::Url::parse(&a).unwrap().origin().ascii_serialization();
+        let plain_origin = url::Url::parse(&a).unwrap().origin().ascii_serialization();
+
+        // A credential for a public plain-http origin would cross the internet in cleartext:
+        // the input is refused before anything is contacted or written.
         fake.put_input(&json!({
             "servers": [a],
             "ledger_name": "fleet",
             "server_credentials": [
-                {"origin": origin, "header": "Authorization", "value": format!("Bearer {secret}")}
+                {"origin": plain_origin, "header": "Authorization", "value": format!("Bearer {secret}")}
+            ],
+        }));
+        let output = run_at_home(BINARY, platform_env(&fake, true)).await;
+        assert_exit(&output, 2);
+        let printed = String::from_utf8_lossy(&output.stderr);
+        assert!(printed.contains("travel in cleartext"), "{printed}");
+        assert_eq!(mcp.requests("/a"), 0, "the server was contacted");
+        assert!(fake.requests_to(Method::POST, "/v2/datasets").is_empty());
+
+        // Over https the credential is accepted and bound to its origin: the https server
+        // (this plain listener, so the handshake fails) is the only one it could be sent to,
+        // the plain one is read anonymously, and the API never sees the value.
+        let secure = a.replacen("http://", "https://", 1);
+        let secure_origin = url::Url::parse(&secure)
+            .unwrap()
+            .origin()
+            .ascii_serialization();
+        fake.put_input(&json!({
+            "servers": [a, secure],
+            "ledger_name": "fleet",
+            "server_credentials": [
+                {"origin": secure_origin, "header": "Authorization", "value": format!("Bearer {secret}")}
             ],
         }));
         let output = run_at_home(BINARY, platform_env(&fake, true)).await;
@@ -572,8 +597,10 @@ fn a_credential_never_reaches_the_apify_api() {
         let requests = fake.state().requests.clone();
         let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
         let rows = assert_run_order(&requests, &ledger_store);
-        assert_eq!(rows[0]["listing"], "authenticated", "{}", rows[0]);
+        assert_eq!(rows[0]["listing"], "anonymous", "{}", rows[0]);
         assert_eq!(rows[0]["ok"], true, "{}", rows[0]);
+        assert_eq!(rows[1]["listing"], "authenticated", "{}", rows[1]);
+        assert_eq!(rows[1]["ok"], false, "{}", rows[1]);
         for request in &requests {
             let headers = format!("{:?}", request.headers);
             let text = format!(
@@ -610,9 +637,15 @@ fn an_input_encrypted_by_apify_is_decrypted_at_home() {
             surface("Alpha", "1", vec![tool("search", "Searches")]),
         );
         let a = mcp.url("/a");
-        let origin = url::Url::parse(&a).unwrap().origin().ascii_serialization();
+        // The credential is for the https origin (a public plain-http one is refused): a run
+        // that ends well proves it was decrypted and bound there.
+        let secure = a.replacen("http://", "https://", 1);
+        let origin = url::Url::parse(&secure)
+            .unwrap()
+            .origin()
+            .ascii_serialization();
         let plain = json!({
-            "servers": [a],
+            "servers": [a, secure],
             "ledger_name": "fleet",
             "server_credentials": [
                 {"origin": origin, "header": "Authorization", "value": format!("Bearer {secret}")}
@@ -640,7 +673,7 @@ fn an_input_encrypted_by_apify_is_decrypted_at_home() {
         );
         assert!(fake.requests_to(Method::POST, "/v2/datasets").is_empty());
 
-        // With it: the credential reaches the server, the API never sees it.
+        // With it: the credential is decrypted and bound to its origin, the API never sees it.
         let from = fake.state().requests.len();
         let mut vars = platform_env(&fake, true);
         vars.push((
@@ -656,8 +689,9 @@ fn an_input_encrypted_by_apify_is_decrypted_at_home() {
         let requests = fake.state().requests[from..].to_vec();
         let ledger_store = fake.state().named_stores["mcp-tool-surface-ledger"].clone();
         let rows = assert_run_order(&requests, &ledger_store);
-        assert_eq!(rows[0]["listing"], "authenticated", "{}", rows[0]);
+        assert_eq!(rows[0]["listing"], "anonymous", "{}", rows[0]);
         assert_eq!(rows[0]["ok"], true, "{}", rows[0]);
+        assert_eq!(rows[1]["listing"], "authenticated", "{}", rows[1]);
         for request in &fake.state().requests {
             let text = format!(
                 "{} {:?} {:?} {}",

@@ -12,9 +12,12 @@
 //!   map's own `Debug` prints `Sensitive`).
 
 use std::fmt;
+use std::net::IpAddr;
 
 use reqwest::header::{HeaderName, HeaderValue};
-use url::{Origin, Url};
+use url::{Host, Origin, Url};
+
+use super::policy::is_private_or_loopback;
 
 /// Header names a credential may not use: they belong to HTTP itself, to the MCP transport, or
 /// would let the value travel where the origin rule cannot follow it (cookies).
@@ -50,6 +53,11 @@ pub enum CredentialError {
     )]
     BadOrigin(String),
     /// The header name is not a valid HTTP token.
+    /// A plain `http://` origin on a public host: the value would cross the internet unencrypted.
+    #[error(
+        "credential for {0}: a credential for a plain http:// origin on a public host would travel in cleartext; use the server's https:// origin (plain http:// is accepted only for loopback and private addresses such as http://127.0.0.1:8000 or http://10.0.0.5, which the operator enables with --allow-private-targets)"
+    )]
+    Cleartext(String),
     #[error("credential for {origin}: header {header:?} is not a valid HTTP header name")]
     BadHeaderName {
         /// The credential's origin, as `scheme://host[:port]`.
@@ -155,7 +163,25 @@ fn parse_origin(text: &str) -> Result<(Origin, String), CredentialError> {
     }
     let origin = url.origin();
     let origin_text = origin.ascii_serialization();
+    if url.scheme() == "http" && !is_local_host(&url) {
+        return Err(CredentialError::Cleartext(origin_text));
+    }
     Ok((origin, origin_text))
+}
+
+/// Whether `url` names a host that is never on the public internet: `localhost` or a
+/// loopback or private address literal. A name is judged by its spelling only (no lookup), so
+/// a self-hosted server behind a name is given by its address or served over https.
+fn is_local_host(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        Some(Host::Ipv4(v4)) => is_private_or_loopback(IpAddr::V4(v4)),
+        Some(Host::Ipv6(v6)) => is_private_or_loopback(IpAddr::V6(v6)),
+        None => false,
+    }
 }
 
 /// Checks a header name for a credential of `origin` (named in the error).
@@ -204,6 +230,40 @@ mod tests {
         let with_port = Credential::new("http://127.0.0.1:8080/", "X-Api-Key", "k").unwrap();
         assert!(with_port.applies_to(&Url::parse("http://127.0.0.1:8080/mcp").unwrap()));
         assert!(!with_port.applies_to(&Url::parse("http://127.0.0.1:8081/mcp").unwrap()));
+    }
+
+    #[test]
+    fn plain_http_is_refused_for_public_hosts_only() {
+        // (origin, accepted)
+        let cases = [
+            ("http://api.example.com", false),
+            ("http://11.0.0.1:8080", false),
+            ("http://8.8.8.8", false),
+            ("http://[2001:4860::8888]", false),
+            ("http://localhost.evil.com", false),
+            ("http://169.254.169.254", false),
+            ("http://127.0.0.1:8000", true),
+            ("http://localhost:3000", true),
+            ("http://LOCALHOST.", true),
+            ("http://10.0.0.5", true),
+            ("http://192.168.1.20:8080", true),
+            ("http://[::1]:9000", true),
+            ("http://[fd00::5]", true),
+            ("https://api.example.com", true),
+            ("https://11.0.0.1:8443", true),
+        ];
+        for (origin, accepted) in cases {
+            let result = Credential::new(origin, "Authorization", SECRET);
+            assert_eq!(result.is_ok(), accepted, "{origin}: {result:?}");
+            if let Err(error) = result {
+                let message = error.to_string();
+                assert!(
+                    message.contains("cleartext") && message.contains("https://"),
+                    "{message}"
+                );
+                assert!(!message.contains(SECRET));
+            }
+        }
     }
 
     #[test]

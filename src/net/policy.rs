@@ -351,6 +351,13 @@ impl Blocked {
     }
 }
 
+/// Whether `addr` is loopback or private (reachable only under [`PolicyMode::AllowPrivate`]):
+/// an address whose traffic never crosses the public internet.
+pub fn is_private_or_loopback(addr: IpAddr) -> bool {
+    is_allowed(addr, PolicyMode::Public).is_err()
+        && is_allowed(addr, PolicyMode::AllowPrivate).is_ok()
+}
+
 /// Decides whether `addr` may be contacted under `mode`.
 pub fn is_allowed(addr: IpAddr, mode: PolicyMode) -> Result<(), Blocked> {
     let refusal = match addr {
