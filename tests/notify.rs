@@ -235,6 +235,38 @@ fn python_signature(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Opti
     Some(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
+/// Runs the README's `verify` function (Python standard library only) on one delivery.
+fn readme_verify(secret: &str, h: &[String; 3], body: &[u8]) -> Option<String> {
+    let python = support::python::interpreter()?;
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let start = readme
+        .find("import base64, hashlib, hmac, time")
+        .expect("README receiver");
+    let end = start + readme[start..].find("```").unwrap();
+    let script = format!(
+        "{}\nimport sys\nbody = open(sys.argv[5], 'rb').read()\n\
+         print(verify(sys.argv[1], {{'webhook-id': sys.argv[2], 'webhook-timestamp': sys.argv[3], \
+         'webhook-signature': sys.argv[4]}}, body))\n",
+        &readme[start..end]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("body");
+    std::fs::write(&path, body).unwrap();
+    let output = Command::new(&python)
+        .args(["-c", &script, secret, &h[0], &h[1], &h[2]])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
 #[tokio::test]
 async fn webhook_deliveries_verify_with_the_reference_library_and_forgeries_do_not() {
     let receiver = Receiver::start();
@@ -334,6 +366,11 @@ async fn webhook_deliveries_verify_with_the_reference_library_and_forgeries_do_n
         );
     };
     assert_eq!(verdict, "ok");
+    // The README's standard-library receiver agrees.
+    assert_eq!(
+        readme_verify(&secret, &h, &delivery.body).as_deref(),
+        Some("True")
+    );
     // A body changed by one byte.
     let mut tampered = delivery.body.to_vec();
     let at = tampered.iter().position(|b| *b == b'1').unwrap();
@@ -351,6 +388,11 @@ async fn webhook_deliveries_verify_with_the_reference_library_and_forgeries_do_n
     let verdict =
         verify_with_reference(&secret, [&h[0], &old, &signature], &delivery.body).unwrap();
     assert!(verdict.contains("too old"), "{verdict}");
+    let replayed = [h[0].clone(), old.clone(), signature.clone()];
+    let verdict = readme_verify(&secret, &replayed, &delivery.body);
+    assert_eq!(verdict.as_deref(), Some("False"));
+    let verdict = readme_verify(&secret, &h, &tampered);
+    assert_eq!(verdict.as_deref(), Some("False"));
     // The same signature at its own time passes: the rejection above is the timestamp's.
     let now = chrono::Utc::now().timestamp();
     let fresh = python_signature(&secret, &h[0], now, &delivery.body).unwrap();
