@@ -7,6 +7,8 @@
 
 #[path = "support/actor.rs"]
 mod actor;
+#[path = "support/sample_rows.rs"]
+mod sample_rows;
 mod support;
 #[path = "support/switchable.rs"]
 mod switchable;
@@ -331,6 +333,10 @@ async fn webhook_deliveries_verify_with_the_reference_library_and_forgeries_do_n
     assert_eq!(output["notifications"][0]["status"], "delivered");
     assert_eq!(output["notifications"][1]["status"], "nothing_matched");
     assert_eq!(rows.summary["notifications"][0]["status"], "pending");
+    // For tests/apify_schemas/validate.sh: the rows, and OUTPUT with the final statuses.
+    let mut kept = fleet.dir.rows();
+    kept.push(output.clone());
+    sample_rows::keep("notify-delivered", &kept);
     let status = run::final_status(&outcome.summary);
     assert!(
         status.ends_with("notify: #1 (soc) delivered, #2 nothing matched"),
@@ -515,6 +521,9 @@ async fn a_permanent_failure_is_reported_and_neither_fails_the_run_nor_touches_t
         !status.contains("127.0.0.1") && !status.contains("169.254"),
         "{status}"
     );
+    let mut kept = fleet.dir.rows();
+    kept.push(fleet.dir.output());
+    sample_rows::keep("notify-failed", &kept);
 
     // The ledger holds the change and its chain head is the one the run reported; the next
     // run finds it intact and records nothing again (a failed delivery is not re-sent).
