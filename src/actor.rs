@@ -31,6 +31,8 @@ pub struct ActorArgs {
     /// `--exit-nonzero-on`: conditions that make a finished run exit non-zero, added to the
     /// INPUT field `exit_nonzero_on`.
     pub exit_nonzero_on: Vec<ExitCondition>,
+    /// `--notify FILE`: destinations that replace INPUT's `notify`.
+    pub notify: Option<Vec<crate::notify::Destination>>,
 }
 
 /// Runs the Actor once and returns the process exit code.
@@ -70,6 +72,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
         input_secrets: env.input_secrets.clone(),
         shard_runs: shard_runs(&env, &api),
         run_url: run_url(&env),
+        notify_override: args.notify,
         ..RunOptions::default()
     };
     if env.is_at_home {

@@ -747,3 +747,62 @@ fn collect_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         }
     }
 }
+
+#[test]
+fn the_notify_flag_replaces_the_input_field_for_local_runs() {
+    let receiver = Receiver::start();
+    let fleet = Fleet::new();
+    let file = fleet.dir.root().join("notify.json");
+    let destinations = json!([
+        {"url": receiver.url("services/T2/B2/flagtoken", &[]), "format": "slack", "label": "cli"},
+    ]);
+    std::fs::write(&file, destinations.to_string()).unwrap();
+    let flag = [
+        "--allow-private-targets",
+        "--notify",
+        file.to_str().unwrap(),
+    ];
+    // INPUT's own destination is replaced: it is never contacted.
+    let input = fleet.input(json!([{"url": receiver.url("replaced", &[]), "format": "slack"}]));
+    let first = fleet.dir.command(&input, &flag).output().unwrap();
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    fleet.change();
+    let second = fleet.dir.command(&input, &flag).output().unwrap();
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(receiver.received("services/T2/B2/flagtoken").len(), 1);
+    assert!(receiver.received("replaced").is_empty());
+    assert_eq!(fleet.dir.output()["notifications"][0]["label"], "cli");
+
+    // A bad file is refused before anything runs, naming the key, never the value.
+    std::fs::write(
+        &file,
+        json!([{"url": "ftp://hooks.example/flagcanary", "format": "slack"}]).to_string(),
+    )
+    .unwrap();
+    let refused = fleet.dir.command(&input, &flag).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("`notify[0].url`"), "{stderr}");
+    assert!(!stderr.contains("flagcanary"), "{stderr}");
+    // Subcommands do not take it.
+    let snapshot = Command::new(actor::BINARY)
+        .args([
+            "--notify",
+            file.to_str().unwrap(),
+            "snapshot",
+            "http://127.0.0.1:9/mcp",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(snapshot.status.code(), Some(2));
+}

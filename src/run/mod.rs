@@ -85,6 +85,8 @@ pub struct RunOptions {
     pub finish_turn: FinishTurn,
     /// A link to this run (its Apify Console page), for `notify` messages; `None` locally.
     pub run_url: Option<String>,
+    /// `--notify FILE`: destinations that replace INPUT's `notify` (local runs).
+    pub notify_override: Option<Vec<crate::notify::Destination>>,
     /// Test aid: how persistent `notify` deliveries are (default: [`crate::notify::DeliveryPolicy::default`]).
     pub notify_policy: Option<crate::notify::DeliveryPolicy>,
 }
