@@ -806,3 +806,58 @@ fn the_notify_flag_replaces_the_input_field_for_local_runs() {
         .unwrap();
     assert_eq!(snapshot.status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn a_sharded_watch_announces_once_from_the_coordinator() {
+    let receiver = Receiver::start();
+    let servers: Vec<Switchable> = (0..4)
+        .map(|i| {
+            Switchable::start(surface(
+                &format!("s{i}"),
+                "1",
+                vec![tool("search", "Search")],
+            ))
+        })
+        .collect();
+    let dir = RunDir::new();
+    let input = json!({
+        "servers": servers.iter().map(|s| s.url.as_str()).collect::<Vec<_>>(),
+        "ledger_name": "fleet",
+        "shards": 2,
+        "notify": [{"url": receiver.url("sharded", &[]), "secret": secret_of(5)}],
+    });
+    let first = dir.run_ok(&input, None).await;
+    assert_eq!(
+        first.summary.notifications.unwrap()[0].status,
+        "nothing_matched"
+    );
+    for server in &servers {
+        server.set_surface(surface(
+            "s",
+            "1",
+            vec![
+                tool("search", "Search"),
+                tool("delete_repo", "Deletes a repository"),
+            ],
+        ));
+    }
+    let second = dir.run_ok(&input, None).await;
+    let shards = second.summary.shards.clone().unwrap();
+    assert!(
+        shards.iter().filter(|s| s.status == "succeeded").count() >= 2,
+        "{shards:?}"
+    );
+    let got = receiver.received("sharded");
+    assert_eq!(got.len(), 1, "one delivery for the whole watch");
+    let data = &got[0].json()["data"];
+    let added: Vec<&Value> = data["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["change_class"] == "tool_added")
+        .collect();
+    assert_eq!(added.len(), 4, "the changes of every shard: {data}");
+    let outcome = &second.summary.notifications.unwrap()[0];
+    assert_eq!(outcome.status, "delivered");
+    assert_eq!(outcome.changes_matched, second.summary.changes_total);
+}
