@@ -319,7 +319,7 @@ fn main() -> ExitCode {
                 || cli.notify.is_some() =>
         {
             tracing::error!(
-                "--input, --storage-dir, --exit-nonzero-on and --notify belong to Actor mode (no \
+                "--input, --storage-dir, --notify and --exit-nonzero-on belong to Actor mode (no \
                  subcommand)"
             );
             return exit(EXIT_BAD_INPUT);
