@@ -861,3 +861,53 @@ async fn a_sharded_watch_announces_once_from_the_coordinator() {
     assert_eq!(outcome.status, "delivered");
     assert_eq!(outcome.changes_matched, second.summary.changes_total);
 }
+
+#[tokio::test]
+async fn retries_stop_at_the_attempt_limit_and_never_wait_past_the_time_allowed() {
+    let receiver = Receiver::start();
+    let client = Client::new(notify::client_config(Duration::from_secs(5), 100_000, true)).unwrap();
+    let destinations = notify::parse_destinations(Some(&json!([
+        {"url": receiver.url("down", &[(500, None); 10]), "format": "slack"},
+        {"url": receiver.url("later", &[(503, Some("100"))]), "format": "slack"},
+    ])))
+    .unwrap();
+    let (summary, rows) = sample_rows();
+    let facts = RunFacts {
+        summary: &summary,
+        rows: &rows,
+        run_url: None,
+    };
+    let policy = DeliveryPolicy {
+        max_attempts: 3,
+        first_backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(40),
+        total: Duration::from_secs(5),
+    };
+    let started = Instant::now();
+    let outcomes = notify::announce(&client, &destinations, &facts, &policy).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outcomes[0].status, "failed");
+    assert_eq!(outcomes[0].attempts, 3);
+    assert_eq!(
+        outcomes[0].error.as_deref(),
+        Some("HTTP 500 after 3 attempts")
+    );
+    assert_eq!(receiver.received("down").len(), 3);
+    // A Retry-After beyond the time allowed is not waited for.
+    assert_eq!(outcomes[1].status, "failed");
+    assert_eq!(outcomes[1].attempts, 1);
+    assert!(
+        outcomes[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("5 s allowed"),
+        "{:?}",
+        outcomes[1]
+    );
+    assert_eq!(receiver.received("later").len(), 1);
+}
