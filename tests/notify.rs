@@ -51,6 +51,8 @@ struct Received {
     headers: HeaderMap,
     body: Bytes,
     at: Instant,
+    /// The file the script watches, as it was when the request arrived.
+    watched: Option<Vec<u8>>,
 }
 
 impl Received {
@@ -68,6 +70,8 @@ struct Script {
     /// Answers for the next requests (status, Retry-After); 200 when empty.
     answers: VecDeque<(u16, Option<&'static str>)>,
     received: Vec<Received>,
+    /// A file read at each request (the ledger record: was it written before the message?).
+    watch: Option<std::path::PathBuf>,
 }
 
 /// A loopback receiver for every destination of a test: `/{path}` records the request and
@@ -104,6 +108,12 @@ impl Receiver {
         format!("{}/{path}", self.base)
     }
 
+    /// Reads `file` whenever `path` receives a request.
+    fn watch(&self, path: &str, file: std::path::PathBuf) {
+        let mut scripts = self.scripts.lock().unwrap();
+        scripts.entry(path.to_string()).or_default().watch = Some(file);
+    }
+
     fn received(&self, path: &str) -> Vec<Received> {
         let scripts = self.scripts.lock().unwrap();
         scripts
@@ -126,6 +136,10 @@ async fn receive(
         headers,
         body,
         at: Instant::now(),
+        watched: script
+            .watch
+            .as_ref()
+            .and_then(|path| std::fs::read(path).ok()),
     });
     let (status, retry_after) = script.answers.pop_front().unwrap_or((200, None));
     let status = StatusCode::from_u16(status).unwrap();
@@ -280,6 +294,7 @@ async fn webhook_deliveries_verify_with_the_reference_library_and_forgeries_do_n
         {"url": receiver.url("hooks/auth", &[]), "secret": secret_of(8),
          "classes": ["auth_requirement_changed"]},
     ]);
+    receiver.watch("hooks/soc", fleet.dir.ledger_path("fleet"));
     let outcome = fleet.two_runs(notify).await;
     assert_eq!(outcome.exit_code(), 0);
     assert!(receiver.received("hooks/auth").is_empty());
@@ -304,6 +319,9 @@ async fn webhook_deliveries_verify_with_the_reference_library_and_forgeries_do_n
         data["ledger_chain_head"],
         fleet.dir.ledger("fleet")["chain"]["head"]
     );
+    // The ledger already held this head when the message arrived.
+    let at_receipt: Value = serde_json::from_slice(delivery.watched.as_ref().unwrap()).unwrap();
+    assert_eq!(data["ledger_chain_head"], at_receipt["chain"]["head"]);
     assert_eq!(data["changes_matched"], rows.changes.len());
     assert_eq!(data["changes_omitted"], 0);
     let mut sent = data["changes"].as_array().unwrap().clone();
