@@ -260,6 +260,7 @@ mod tests {
             "ledger_name": "w",
             "concurrency": 7,
             "server_credentials": "ENCRYPTED_JSON:abc:def",
+            "notify": "ENCRYPTED_JSON:ghi:jkl",
         });
         let job = ShardJob {
             shard: 2,
