@@ -7,147 +7,25 @@
 
 #[path = "support/actor.rs"]
 mod actor;
+#[path = "support/receiver.rs"]
+mod receiver;
 #[path = "support/sample_rows.rs"]
 mod sample_rows;
 mod support;
 #[path = "support/switchable.rs"]
 mod switchable;
 
-use std::collections::VecDeque;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use base64::Engine;
-use mcp_surface_ledger::net::{Client, TableLookup};
-use mcp_surface_ledger::notify::{self, DeliveryPolicy, RunFacts};
-use mcp_surface_ledger::report::{ChangeRow, SummaryRow};
 use mcp_surface_ledger::run::{self, RunOutcome};
 use serde_json::{Value, json};
 
 use actor::{Rows, RunDir};
+use receiver::{Receiver, python_signature, readme_verify, secret_of, verify_with_reference};
 use support::surface::{surface, tool};
 use switchable::Switchable;
-
-/// A 32-byte Standard Webhooks secret.
-fn secret_of(byte: u8) -> String {
-    let key = [byte; 32];
-    format!(
-        "whsec_{}",
-        base64::engine::general_purpose::STANDARD.encode(key)
-    )
-}
-
-/// One request a receiver got.
-#[derive(Debug, Clone)]
-struct Received {
-    path: String,
-    headers: HeaderMap,
-    body: Bytes,
-    at: Instant,
-    /// The file the script watches, as it was when the request arrived.
-    watched: Option<Vec<u8>>,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> String {
-        self.headers[name].to_str().unwrap().to_string()
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap()
-    }
-}
-
-#[derive(Default)]
-struct Script {
-    /// Answers for the next requests (status, Retry-After); 200 when empty.
-    answers: VecDeque<(u16, Option<&'static str>)>,
-    received: Vec<Received>,
-    /// A file read at each request (the ledger record: was it written before the message?).
-    watch: Option<std::path::PathBuf>,
-}
-
-/// A loopback receiver for every destination of a test: `/{path}` records the request and
-/// answers from the path's script.
-#[derive(Clone)]
-struct Receiver {
-    base: String,
-    scripts: Arc<Mutex<std::collections::HashMap<String, Script>>>,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        let scripts: Arc<Mutex<std::collections::HashMap<String, Script>>> = Arc::default();
-        let router = Router::new()
-            .route("/{*path}", post(receive))
-            .with_state(scripts.clone());
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
-        support::background::handle().spawn(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let _ = axum::serve(listener, router).await;
-        });
-        Receiver {
-            base: format!("http://{addr}"),
-            scripts,
-        }
-    }
-
-    /// The URL of `path`, answering `answers` first.
-    fn url(&self, path: &str, answers: &[(u16, Option<&'static str>)]) -> String {
-        let mut scripts = self.scripts.lock().unwrap();
-        scripts.entry(path.to_string()).or_default().answers = answers.iter().copied().collect();
-        format!("{}/{path}", self.base)
-    }
-
-    /// Reads `file` whenever `path` receives a request.
-    fn watch(&self, path: &str, file: std::path::PathBuf) {
-        let mut scripts = self.scripts.lock().unwrap();
-        scripts.entry(path.to_string()).or_default().watch = Some(file);
-    }
-
-    fn received(&self, path: &str) -> Vec<Received> {
-        let scripts = self.scripts.lock().unwrap();
-        scripts
-            .get(path)
-            .map(|s| s.received.clone())
-            .unwrap_or_default()
-    }
-}
-
-async fn receive(
-    State(scripts): State<Arc<Mutex<std::collections::HashMap<String, Script>>>>,
-    Path(path): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let mut scripts = scripts.lock().unwrap();
-    let script = scripts.entry(path.clone()).or_default();
-    script.received.push(Received {
-        path,
-        headers,
-        body,
-        at: Instant::now(),
-        watched: script
-            .watch
-            .as_ref()
-            .and_then(|path| std::fs::read(path).ok()),
-    });
-    let (status, retry_after) = script.answers.pop_front().unwrap_or((200, None));
-    let status = StatusCode::from_u16(status).unwrap();
-    match retry_after {
-        Some(wait) => (status, [("retry-after", wait)], "").into_response(),
-        None => (status, "ok").into_response(),
-    }
-}
 
 /// A server whose second run adds a tool: run 1 makes the baseline (no change row), run 2
 /// records a `tool_added` and more.
@@ -194,93 +72,6 @@ impl Fleet {
         self.change();
         self.dir.run_ok(&self.input(notify), None).await
     }
-}
-
-/// Runs the reference library on one delivery: `ok`, or the error it raised.
-fn verify_with_reference(secret: &str, headers: [&str; 3], body: &[u8]) -> Option<String> {
-    let python = support::python::interpreter()?;
-    let probe = Command::new(&python)
-        .args(["-c", "import standardwebhooks"])
-        .output()
-        .ok()?;
-    if !probe.status.success() {
-        return None;
-    }
-    let script = "import sys\n\
-        from standardwebhooks import Webhook\n\
-        secret, wid, ts, sig, path = sys.argv[1:6]\n\
-        body = open(path, 'rb').read()\n\
-        try:\n\
-        \x20   Webhook(secret).verify(body, {'webhook-id': wid, 'webhook-timestamp': ts, 'webhook-signature': sig})\n\
-        \x20   print('ok')\n\
-        except Exception as e:\n\
-        \x20   print(type(e).__name__ + ': ' + str(e))\n";
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("body");
-    std::fs::write(&path, body).unwrap();
-    let output = Command::new(&python)
-        .args(["-c", script, secret, headers[0], headers[1], headers[2]])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-/// A valid signature for `timestamp`, made with the standard library's HMAC in Python (the
-/// receiver side of the README's example), for the old-timestamp check.
-fn python_signature(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Option<String> {
-    let python = support::python::interpreter()?;
-    let script = "import base64, hashlib, hmac, sys\n\
-        key = base64.b64decode(sys.argv[1].removeprefix('whsec_'))\n\
-        body = open(sys.argv[4], 'rb').read()\n\
-        signed = sys.argv[2].encode() + b'.' + sys.argv[3].encode() + b'.' + body\n\
-        print('v1,' + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode())\n";
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("body");
-    std::fs::write(&path, body).unwrap();
-    let output = Command::new(&python)
-        .args(["-c", script, secret, id, &timestamp.to_string()])
-        .arg(&path)
-        .output()
-        .unwrap();
-    Some(String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-/// Runs the README's `verify` function (Python standard library only) on one delivery.
-fn readme_verify(secret: &str, h: &[String; 3], body: &[u8]) -> Option<String> {
-    let python = support::python::interpreter()?;
-    let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .unwrap();
-    let start = readme
-        .find("import base64, hashlib, hmac, time")
-        .expect("README receiver");
-    let end = start + readme[start..].find("```").unwrap();
-    let script = format!(
-        "{}\nimport sys\nbody = open(sys.argv[5], 'rb').read()\n\
-         print(verify(sys.argv[1], {{'webhook-id': sys.argv[2], 'webhook-timestamp': sys.argv[3], \
-         'webhook-signature': sys.argv[4]}}, body))\n",
-        &readme[start..end]
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("body");
-    std::fs::write(&path, body).unwrap();
-    let output = Command::new(&python)
-        .args(["-c", &script, secret, &h[0], &h[1], &h[2]])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 #[tokio::test]
@@ -571,121 +362,6 @@ async fn a_permanent_failure_is_reported_and_neither_fails_the_run_nor_touches_t
     );
 }
 
-fn sample_rows() -> (SummaryRow, Vec<ChangeRow>) {
-    let row: ChangeRow = serde_json::from_value(json!({
-        "server_url": "https://mcp.example.com/mcp",
-        "change_class": "tool_added",
-        "tool_name": "delete_repo",
-        "field": "tool",
-        "old_value_hash": null,
-        "new_value_hash": null,
-        "old_value": null,
-        "new_value": {"name": "delete_repo"},
-        "severity": "high",
-        "compatibility": null,
-        "details": [],
-        "same_version": false,
-        "renamed_to": null,
-        "renamed_from": null,
-        "observed_at": "2026-01-01T00:00:00Z",
-    }))
-    .unwrap();
-    let rows = vec![row];
-    (SummaryRow::tally(&[], &rows), rows)
-}
-
-#[tokio::test]
-async fn a_private_or_metadata_destination_is_refused_without_a_connection() {
-    // A listener that must never see a connection: the name resolves to it, but loopback is
-    // refused by the public policy (no operator override here).
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let lookup = TableLookup::new()
-        .with("hooks.test", &["127.0.0.1".parse().unwrap()])
-        .with("internal.test", &["10.1.2.3".parse().unwrap()]);
-    let config = notify::client_config(Duration::from_secs(5), 100_000, false);
-    let client = Client::with_lookup(config, Arc::new(lookup)).unwrap();
-    assert_eq!(client.config().max_redirects, 0);
-    let destinations = notify::parse_destinations(Some(&json!([
-        {"url": format!("http://hooks.test:{port}/in"), "secret": secret_of(3)},
-        {"url": format!("http://127.0.0.1:{port}/in"), "format": "slack"},
-        {"url": "http://internal.test/in", "format": "discord"},
-        {"url": "http://169.254.169.254/latest/meta-data", "format": "slack"},
-        {"url": "http://[fd00::1]/in", "format": "slack"},
-    ])))
-    .unwrap();
-    let (summary, rows) = sample_rows();
-    let facts = RunFacts {
-        summary: &summary,
-        rows: &rows,
-        run_url: None,
-    };
-    let started = Instant::now();
-    let outcomes =
-        notify::announce(&client, &destinations, &facts, &DeliveryPolicy::default()).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "refusals are not retried"
-    );
-    for outcome in &outcomes {
-        assert_eq!(outcome.status, "failed", "{outcome:?}");
-        assert_eq!(outcome.attempts, 1, "{outcome:?}");
-        assert!(
-            outcome.error.as_deref().unwrap().contains("address policy"),
-            "{outcome:?}"
-        );
-    }
-    match listener.accept() {
-        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
-        other => panic!("a refused destination was connected to: {other:?}"),
-    }
-}
-
-#[tokio::test]
-async fn a_redirect_is_not_followed() {
-    let target = Receiver::start();
-    let redirecting = {
-        let to = target.url("elsewhere", &[]);
-        let router = Router::new().route(
-            "/hook",
-            post(move || {
-                let to = to.clone();
-                async move { (StatusCode::TEMPORARY_REDIRECT, [("location", to)], "") }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, router).await });
-        format!("http://{addr}/hook")
-    };
-    let config = notify::client_config(Duration::from_secs(5), 100_000, true);
-    let client = Client::new(config).unwrap();
-    let destinations = notify::parse_destinations(Some(&json!([
-        {"url": redirecting, "secret": secret_of(4)},
-    ])))
-    .unwrap();
-    let (summary, rows) = sample_rows();
-    let facts = RunFacts {
-        summary: &summary,
-        rows: &rows,
-        run_url: None,
-    };
-    let outcomes =
-        notify::announce(&client, &destinations, &facts, &DeliveryPolicy::default()).await;
-    assert_eq!(outcomes[0].status, "failed");
-    assert!(
-        outcomes[0]
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("not followed"),
-        "{:?}",
-        outcomes[0]
-    );
-    assert!(target.received("elsewhere").is_empty());
-}
-
 #[test]
 fn canaries_of_urls_and_secrets_appear_in_nothing_the_run_wrote_or_printed() {
     let receiver = Receiver::start();
@@ -878,54 +554,4 @@ async fn a_sharded_watch_announces_once_from_the_coordinator() {
     let outcome = &second.summary.notifications.unwrap()[0];
     assert_eq!(outcome.status, "delivered");
     assert_eq!(outcome.changes_matched, second.summary.changes_total);
-}
-
-#[tokio::test]
-async fn retries_stop_at_the_attempt_limit_and_never_wait_past_the_time_allowed() {
-    let receiver = Receiver::start();
-    let client = Client::new(notify::client_config(Duration::from_secs(5), 100_000, true)).unwrap();
-    let destinations = notify::parse_destinations(Some(&json!([
-        {"url": receiver.url("down", &[(500, None); 10]), "format": "slack"},
-        {"url": receiver.url("later", &[(503, Some("100"))]), "format": "slack"},
-    ])))
-    .unwrap();
-    let (summary, rows) = sample_rows();
-    let facts = RunFacts {
-        summary: &summary,
-        rows: &rows,
-        run_url: None,
-    };
-    let policy = DeliveryPolicy {
-        max_attempts: 3,
-        first_backoff: Duration::from_millis(20),
-        max_backoff: Duration::from_millis(40),
-        total: Duration::from_secs(5),
-    };
-    let started = Instant::now();
-    let outcomes = notify::announce(&client, &destinations, &facts, &policy).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(outcomes[0].status, "failed");
-    assert_eq!(outcomes[0].attempts, 3);
-    assert_eq!(
-        outcomes[0].error.as_deref(),
-        Some("HTTP 500 after 3 attempts")
-    );
-    assert_eq!(receiver.received("down").len(), 3);
-    // A Retry-After beyond the time allowed is not waited for.
-    assert_eq!(outcomes[1].status, "failed");
-    assert_eq!(outcomes[1].attempts, 1);
-    assert!(
-        outcomes[1]
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("5 s allowed"),
-        "{:?}",
-        outcomes[1]
-    );
-    assert_eq!(receiver.received("later").len(), 1);
 }
