@@ -31,6 +31,8 @@ pub struct ActorArgs {
     /// `--exit-nonzero-on`: conditions that make a finished run exit non-zero, added to the
     /// INPUT field `exit_nonzero_on`.
     pub exit_nonzero_on: Vec<ExitCondition>,
+    /// `--notify FILE`: destinations that replace INPUT's `notify`.
+    pub notify: Option<Vec<crate::notify::Destination>>,
 }
 
 /// Runs the Actor once and returns the process exit code.
@@ -69,6 +71,8 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
         force_era: args.force_era,
         input_secrets: env.input_secrets.clone(),
         shard_runs: shard_runs(&env, &api),
+        run_url: run_url(&env),
+        notify_override: args.notify,
         ..RunOptions::default()
     };
     if env.is_at_home {
@@ -110,6 +114,12 @@ fn shard_runs(env: &PlatformEnv, api: &ApiClient) -> Option<Runs> {
                 .map(|timeout| timeout - chrono::Duration::seconds(SHARD_WAIT_MARGIN_SECONDS)),
         ),
     )
+}
+
+/// The Console page of this run, on the platform: the link `notify` messages carry.
+fn run_url(env: &PlatformEnv) -> Option<String> {
+    let id = env.actor_run_id.as_deref().filter(|_| env.is_at_home)?;
+    Some(format!("https://console.apify.com/view/runs/{id}"))
 }
 
 /// Time a sharded watch keeps, before its own timeout, to write the merged result.

@@ -22,6 +22,7 @@
 //! - [`chain`]: the ledger's hash chain (history items and index writes), its checks.
 //! - [`platform`]: storage backends (local files, Apify API), charging, status messages.
 //! - [`report`]: the dataset rows exactly as specified.
+//! - [`notify`]: signed webhooks and chat messages about the changes a run recorded.
 //! - [`run`]: the orchestration of one Actor run.
 //! - [`sweep`]: deletes surface records no ledger of the store has named for a week.
 //! - [`insight`]: per-surface insight cached across runs, so an unchanged surface is not
@@ -44,6 +45,7 @@ pub mod insight;
 pub mod ledger;
 pub mod mcp;
 pub mod net;
+pub mod notify;
 pub mod platform;
 pub mod reason;
 pub mod registry;

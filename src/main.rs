@@ -63,6 +63,12 @@ struct Cli {
     #[arg(long, value_name = "CONDITIONS", value_delimiter = ',')]
     exit_nonzero_on: Vec<ExitCondition>,
 
+    /// Tell these destinations of the changes the run records: a JSON file holding an array
+    /// shaped like INPUT's `notify` field, which it replaces. A file keeps webhook URLs and
+    /// secrets out of the process list and the shell history.
+    #[arg(long, value_name = "FILE")]
+    notify: Option<PathBuf>,
+
     /// Speak only this protocol era (`modern` = 2026-07-28 stateless, `classic` = initialize
     /// handshake). For diagnosis and tests; normally the era is detected.
     #[arg(long, value_name = "ERA", global = true, hide = true, value_parser = parse_era)]
@@ -245,6 +251,27 @@ fn read_input_override(path: &PathBuf) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read INPUT file {}: {e}", path.display()))
 }
 
+/// The destinations of `--notify FILE`; a problem never quotes a URL or a secret.
+fn read_notify(path: &PathBuf) -> Result<Vec<mcp_surface_ledger::notify::Destination>, String> {
+    let what = format!("--notify {}", path.display());
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {what}: {e}"))?;
+    // serde_json's message names the line and column, never the text.
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{what} is not JSON (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    })?;
+    mcp_surface_ledger::notify::parse_destinations(Some(&value)).map_err(|problems| {
+        let problems: Vec<String> = problems
+            .iter()
+            .map(|(field, problem)| format!("`{field}` {problem}"))
+            .collect();
+        format!("{what} refused: {}", problems.join("; "))
+    })
+}
+
 fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
@@ -288,10 +315,12 @@ fn main() -> ExitCode {
         Some(_)
             if cli.input.is_some()
                 || cli.storage_dir.is_some()
-                || !cli.exit_nonzero_on.is_empty() =>
+                || !cli.exit_nonzero_on.is_empty()
+                || cli.notify.is_some() =>
         {
             tracing::error!(
-                "--input, --storage-dir and --exit-nonzero-on belong to Actor mode (no subcommand)"
+                "--input, --storage-dir, --notify and --exit-nonzero-on belong to Actor mode (no \
+                 subcommand)"
             );
             return exit(EXIT_BAD_INPUT);
         }
@@ -377,6 +406,7 @@ fn main() -> ExitCode {
                 cli.storage_dir,
                 actor_settings,
                 cli.exit_nonzero_on,
+                cli.notify,
             ),
         },
     }
@@ -394,9 +424,17 @@ fn actor_mode(
     storage_dir: Option<PathBuf>,
     settings: ProbeSettings,
     exit_nonzero_on: Vec<ExitCondition>,
+    notify: Option<PathBuf>,
 ) -> ExitCode {
     let input_override = match input.as_ref().map(read_input_override).transpose() {
         Ok(bytes) => bytes,
+        Err(message) => {
+            tracing::error!("{message}");
+            return exit(EXIT_BAD_INPUT);
+        }
+    };
+    let notify = match notify.as_ref().map(read_notify).transpose() {
+        Ok(destinations) => destinations,
         Err(message) => {
             tracing::error!("{message}");
             return exit(EXIT_BAD_INPUT);
@@ -408,6 +446,7 @@ fn actor_mode(
         allow_private_targets: settings.allow_private_targets,
         force_era: settings.force_era,
         exit_nonzero_on,
+        notify,
     };
     match runtime() {
         Ok(runtime) => exit(runtime.block_on(run_actor(args))),

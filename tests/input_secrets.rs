@@ -71,6 +71,12 @@ fn plain_input(url: &url::Url, token: &str) -> Value {
             "header": "Authorization",
             "value": token,
         }],
+        // A secret array field too: a chat webhook URL carries its token in the path.
+        "notify": [{
+            "url": "http://127.0.0.1:9/services/decrypted-canary-notify",
+            "format": "slack",
+            "label": "sealed",
+        }],
     })
 }
 
@@ -122,6 +128,8 @@ async fn a_credential_encrypted_by_apify_is_decrypted_and_sent_to_its_origin() {
         let sealed = encrypt(&plain_input(&url, &token), format);
         let field = sealed.input["server_credentials"].as_str().unwrap();
         assert!(field.starts_with("ENCRYPTED_JSON:"), "{field}");
+        let notify = sealed.input["notify"].as_str().unwrap();
+        assert!(notify.starts_with("ENCRYPTED_JSON:"), "{notify}");
         assert!(!sealed.input.to_string().contains("decrypted-canary"));
 
         let dir = RunDir::new();
@@ -134,6 +142,13 @@ async fn a_credential_encrypted_by_apify_is_decrypted_and_sent_to_its_origin() {
         let row = rows.server(url.as_str());
         assert_eq!(row["listing"], "authenticated", "{format}: {row}");
         assert_eq!(row["reason_code"], "AUTH_REJECTED", "{format}: {row}");
+        // `notify` was decrypted and read (no change was recorded, so nothing was sent).
+        let notified = &dir.output()["notifications"][0];
+        assert_eq!(notified["label"], "sealed", "{format}: {notified}");
+        assert_eq!(
+            notified["status"], "nothing_matched",
+            "{format}: {notified}"
+        );
         let to_endpoint: Vec<_> = seen
             .lock()
             .unwrap()

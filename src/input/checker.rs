@@ -440,6 +440,19 @@ impl Checker {
         }
     }
 
+    /// `notify`: the destinations; a problem never quotes a URL or a secret.
+    pub(super) fn notify(&mut self, map: &Map<String, Value>) -> Vec<crate::notify::Destination> {
+        match crate::notify::parse_destinations(map.get("notify")) {
+            Ok(destinations) => destinations,
+            Err(problems) => {
+                for (field, problem) in problems {
+                    self.refuse(&field, problem);
+                }
+                Vec::new()
+            }
+        }
+    }
+
     pub(super) fn fail_on(&mut self, map: &Map<String, Value>) -> FailOn {
         match map.get("fail_on") {
             None | Some(Value::Null) => FailOn::Never,

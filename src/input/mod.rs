@@ -93,6 +93,9 @@ pub struct Input {
     /// The Ed25519 key that signs each chain head of the ledger ([`crate::chain::sign`]). Its
     /// `Debug` never shows the key.
     pub ledger_signing_key: Option<Arc<crate::chain::SigningSecret>>,
+    /// Where the run tells of the changes it recorded ([`crate::notify`]). The URLs and
+    /// secrets in it never show in `Debug`.
+    pub notify: Vec<crate::notify::Destination>,
 }
 
 /// One field that failed validation.
@@ -131,7 +134,7 @@ fn render_problems(problems: &[FieldProblem]) -> String {
 pub const MAX_CREDENTIALS: usize = 50;
 
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 19] = [
+pub const KNOWN_FIELDS: [&str; 20] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -151,6 +154,7 @@ pub const KNOWN_FIELDS: [&str; 19] = [
     "shards",
     "report_sarif",
     "ledger_signing_key",
+    "notify",
 ];
 
 /// Whether `key` is a valid Apify key-value store record key of at most 100 characters.
@@ -212,6 +216,7 @@ impl Input {
             shards,
             report_sarif: check.bool(map, "report_sarif", false),
             ledger_signing_key: check.signing_key(map),
+            notify: check.notify(map),
         };
         if check.problems.is_empty() {
             Ok(input)

@@ -8,9 +8,11 @@
 mod chain;
 pub mod highlight;
 pub mod html;
+mod notification;
 pub mod sarif;
 
 pub use chain::chain_status_not_intact;
+pub use notification::NotificationOutcome;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -438,6 +440,9 @@ pub struct SummaryRow {
     /// the ledger with later (`mcp-surface-ledger verify --heads`).
     #[serde(flatten)]
     pub chain: ChainAnchor,
+    /// How each `notify` destination fared, in input order; absent when none is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<Vec<NotificationOutcome>>,
     /// When the run ended.
     pub observed_at: DateTime<Utc>,
 }
@@ -582,6 +587,7 @@ impl SummaryRow {
             shards_failed: None,
             shards_chosen: None,
             chain: ChainAnchor::default(),
+            notifications: None,
             observed_at: Utc::now(),
         }
     }

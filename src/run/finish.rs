@@ -26,6 +26,7 @@ pub(super) async fn finish<S: Storage>(
         ledger,
         insight,
         input,
+        options,
         ..
     } = ctx;
     let (storage, charging) = (*storage, *charging);
@@ -76,6 +77,7 @@ pub(super) async fn finish<S: Storage>(
     ledger.evict();
     let index = ledger.sealed_record()?;
     summary.chain = crate::chain::anchor(ledger);
+    summary.notifications = planned_notifications(input, &change_rows);
     items.push(Item::of(&summary)?);
     storage.push_items(&items).await?;
     let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
@@ -120,6 +122,8 @@ pub(super) async fn finish<S: Storage>(
         Ok(deleted) => tracing::info!(deleted, "unreferenced surface records swept"),
         Err(error) => tracing::warn!(%error, "surface records not swept"),
     }
+    // Only now that the ledger holds them are the changes announced.
+    announce(storage, input, options, &mut summary, &change_rows).await;
     storage
         .set_status_message(&final_status(&summary), true)
         .await?;
@@ -128,6 +132,69 @@ pub(super) async fn finish<S: Storage>(
         gate_tripped,
         failed_shards: 0,
     })
+}
+
+/// The `notifications` of the summary row pushed before the ledger is written: `pending` or
+/// `nothing_matched` per destination; `None` when `notify` is empty.
+pub(crate) fn planned_notifications(
+    input: &crate::input::Input,
+    rows: &[ChangeRow],
+) -> Option<Vec<crate::report::NotificationOutcome>> {
+    (!input.notify.is_empty()).then(|| {
+        input
+            .notify
+            .iter()
+            .enumerate()
+            .map(|(index, destination)| destination.planned(index, rows))
+            .collect()
+    })
+}
+
+/// Tells each `notify` destination of the changes (after the ledger write), puts the outcomes
+/// in the summary and rewrites OUTPUT with them. Never fails: a destination that was not told
+/// is a `failed` outcome, and OUTPUT that cannot be rewritten is a warning.
+pub(crate) async fn announce(
+    storage: &impl Storage,
+    input: &crate::input::Input,
+    options: &super::RunOptions,
+    summary: &mut SummaryRow,
+    rows: &[ChangeRow],
+) {
+    if input.notify.is_empty() {
+        return;
+    }
+    let config = crate::notify::client_config(
+        input.request_timeout,
+        input.max_response_bytes,
+        options.allow_private_targets,
+    );
+    let client = match &options.lookup {
+        Some(lookup) => crate::net::Client::with_lookup(config, lookup.clone()),
+        None => crate::net::Client::new(config),
+    };
+    let outcomes = match client {
+        Ok(client) => {
+            let facts = crate::notify::RunFacts {
+                summary,
+                rows,
+                run_url: options.run_url.as_deref(),
+            };
+            let policy = options.notify_policy.clone().unwrap_or_default();
+            crate::notify::announce(&client, &input.notify, &facts, &policy).await
+        }
+        Err(error) => {
+            tracing::warn!(%error, "notify: cannot set up the HTTP client");
+            crate::notify::not_sent(&input.notify, rows, "the HTTP client could not be set up")
+        }
+    };
+    summary.notifications = Some(outcomes);
+    let bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
+    if let Err(error) = storage
+        .put_record(Store::Default, "OUTPUT", Record::json(bytes))
+        .await
+    {
+        tracing::warn!(%error, "cannot rewrite OUTPUT with the notification outcomes");
+    }
 }
 
 /// The terminal status message: the run's verdict in one line. It names everything that keeps
@@ -181,6 +248,13 @@ pub fn final_status(summary: &SummaryRow) -> String {
     }
     if let Some(alert) = summary.chain.alert() {
         text.push_str(&format!("; {alert}"));
+    }
+    if let Some(notified) = summary
+        .notifications
+        .as_deref()
+        .and_then(crate::notify::status_text)
+    {
+        text.push_str(&format!("; {notified}"));
     }
     text
 }

@@ -18,9 +18,22 @@ use crate::registry::{self, Fleet};
 use crate::report::{LedgerStatus, ServerRow};
 use crate::targets::{BlockedEntry, Planned, Target};
 
-/// Reads and validates INPUT. Also returns the input as given (secret fields still encrypted),
-/// which a sharded watch passes on to its shard runs.
+/// Reads and validates INPUT, with the destinations of `--notify FILE` in place of its
+/// `notify`. Also returns the input as given (secret fields still encrypted), which a sharded
+/// watch passes on to its shard runs.
 pub(super) async fn read_input(
+    storage: &impl Storage,
+    options: &RunOptions,
+) -> Result<(Input, Value), InputError> {
+    let (mut input, raw) = read_input_as_given(storage, options).await?;
+    if let Some(notify) = &options.notify_override {
+        input.notify = notify.clone();
+    }
+    Ok((input, raw))
+}
+
+/// INPUT as stored or given with `--input`, validated.
+async fn read_input_as_given(
     storage: &impl Storage,
     options: &RunOptions,
 ) -> Result<(Input, Value), InputError> {

@@ -42,6 +42,7 @@ use probe::{Job, Slots, SurfaceWriter, cpu_count, probe_jobs, probe_one};
 use record::{log_verdict, record_outcome};
 
 pub use finish::final_status;
+pub(crate) use finish::{announce, planned_notifications};
 pub(crate) use fleet::{gather_fleet, http_client, templated_row};
 
 /// Exit code of a run whose gate tripped.
@@ -82,6 +83,12 @@ pub struct RunOptions {
     pub shard_runs: Option<crate::platform::Runs>,
     /// Shared by every run started with (clones of) these options.
     pub finish_turn: FinishTurn,
+    /// A link to this run (its Apify Console page), for `notify` messages; `None` locally.
+    pub run_url: Option<String>,
+    /// `--notify FILE`: destinations that replace INPUT's `notify` (local runs).
+    pub notify_override: Option<Vec<crate::notify::Destination>>,
+    /// Test aid: how persistent `notify` deliveries are (default: [`crate::notify::DeliveryPolicy::default`]).
+    pub notify_policy: Option<crate::notify::DeliveryPolicy>,
 }
 
 /// The right to run the finishing stage: shards run in one process take turns, since

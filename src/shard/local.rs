@@ -42,6 +42,7 @@ impl<S: Storage> ShardRunner for InProcess<'_, S> {
             ledger_name: job.ledger_name.clone(),
             registry: None,
             shards: 1,
+            notify: Vec::new(),
             ..self.input.clone()
         };
         let end = match run::run_with_input(&store, &charging, self.options, input).await {

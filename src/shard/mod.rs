@@ -182,7 +182,8 @@ pub async fn coordinate(
     let mut round = Round::new(of, started_at, merged.records.clone(), previous.placement);
     round.forget_changes_when_complete();
     let chosen = (input.shards == AUTO_SHARDS).then_some(of);
-    let summary = write_merged(storage, charging, &input, &fleet, chosen, merged).await?;
+    let summary =
+        write_merged(storage, charging, (&input, options), &fleet, chosen, merged).await?;
     round.save(storage, &input.ledger_name).await?;
     Ok(RunOutcome {
         summary,
@@ -442,7 +443,7 @@ const ITEMS_PER_PUSH: usize = 100;
 async fn write_merged(
     storage: &impl Storage,
     charging: &Charging,
-    input: &Input,
+    (input, options): (&Input, &RunOptions),
     fleet: &Fleet,
     shards_chosen: Option<usize>,
     mut merged: Merged,
@@ -468,6 +469,7 @@ async fn write_merged(
     summary.shards_failed = Some(failed);
     summary.shards_chosen = shards_chosen;
     summary.observed_at = Utc::now();
+    summary.notifications = run::planned_notifications(input, &merged.changes);
 
     // The shards' rows not written yet, a batch at a time, then the coordinator's own rows and
     // the summary, last.
@@ -494,6 +496,16 @@ async fn write_merged(
     if input.report_sarif {
         write_sarif(storage, input, &merged).await?;
     }
+    // The shards wrote their ledgers before they ended: the changes may be announced now,
+    // once, by the coordinator (shard runs get no `notify`).
+    run::announce(
+        storage,
+        input,
+        options,
+        &mut merged.summary,
+        &merged.changes,
+    )
+    .await;
     let mut status = run::final_status(&merged.summary);
     if let Some(chosen) = shards_chosen {
         status.push_str(&format!(

@@ -128,7 +128,7 @@ pub fn shard_count(requested: usize, entries: usize) -> usize {
 
 /// The INPUT of a shard's run: the coordinator's input as given (secret fields stay as they
 /// were, encrypted on the platform), with the shard's servers and ledger, no registry search
-/// and no further sharding.
+/// no further sharding and no `notify` (the coordinator announces the merged changes).
 pub fn shard_input(coordinator_input: &Value, job: &ShardJob) -> Value {
     let mut input = coordinator_input
         .as_object()
@@ -136,6 +136,8 @@ pub fn shard_input(coordinator_input: &Value, job: &ShardJob) -> Value {
         .unwrap_or_else(Map::new);
     input.remove("registry");
     input.remove("shards");
+    // The coordinator announces the merged changes once; a shard run tells no one.
+    input.remove("notify");
     input.insert("servers".to_string(), Value::Array(job.entries.clone()));
     input.insert(
         "ledger_name".to_string(),
@@ -258,6 +260,7 @@ mod tests {
             "ledger_name": "w",
             "concurrency": 7,
             "server_credentials": "ENCRYPTED_JSON:abc:def",
+            "notify": "ENCRYPTED_JSON:ghi:jkl",
         });
         let job = ShardJob {
             shard: 2,

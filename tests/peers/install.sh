@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real MCP servers the integration tests talk to, into target/peers/.
 # Idempotent: a second run only checks stamps and returns.
-#   target/peers/venv/          Python venv with the official SDK (mcp 2.3.x) and feedparser
-#                               (the Atom parser of tests/serve_pages.rs)
+#   target/peers/venv/          Python venv with the official SDK (mcp 2.3.x), feedparser
+#                               (the Atom parser of tests/serve_pages.rs) and standardwebhooks
+#                               (the signature checker of tests/notify.rs)
 #   target/peers/sarif-venv/    Python venv with the SARIF schema and a SARIF reader (sarif-requirements.txt)
 #   target/peers/node/          npm install of @modelcontextprotocol/server-everything, the official
 #                               TypeScript SDK client @modelcontextprotocol/sdk (ask_ledger.mjs) and
@@ -29,13 +30,14 @@ else
   echo "peers: python3 not found, Python peer tests will be skipped" >&2
 fi
 
-tools_spec='feedparser==6.0.14'
+tools_spec='feedparser==6.0.14 standardwebhooks==1.1.0'
 tools_stamp="$venv/.installed-$(echo "$tools_spec" | tr -c 'A-Za-z0-9.' '_')"
 if [ -f "$tools_stamp" ]; then
   echo "peers: python test tools up to date ($tools_spec)"
 elif [ -x "$venv/bin/python" ]; then
   echo "peers: installing $tools_spec into $venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$tools_spec"
+  # shellcheck disable=SC2086 # one word per package
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check $tools_spec
   touch "$tools_stamp"
 fi
 
