@@ -1,6 +1,7 @@
 //! One change record, and the comparison of two surfaces that produces them.
 
 use super::class::{ChangeClass, Compatibility, Severity};
+use super::fields;
 use super::grade::{SchemaRole, grade_schema_change, opt_same, same};
 use crate::surface::{EffectiveAnnotations, Surface, Tool, canon, hash_value};
 use serde::{Deserialize, Serialize};
@@ -191,6 +192,7 @@ fn compare_tool(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
         out,
     );
     hint_changes(old, new, out);
+    fields::field_changes(old, new, out);
 }
 
 fn schema_change(
@@ -471,6 +473,12 @@ mod tests {
                 "title and _meta only",
                 json!({"name": "t"}),
                 json!({"name": "t", "title": "T", "_meta": {"k": 1}}),
+                vec![(ToolTitleChanged, Low), (ToolMetaChanged, Low)],
+            ),
+            (
+                "fields spelled null are absent",
+                json!({"name": "t"}),
+                json!({"name": "t", "title": null, "_meta": null, "icons": null, "execution": null}),
                 vec![],
             ),
         ];
