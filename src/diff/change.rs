@@ -2,7 +2,7 @@
 
 use super::class::{ChangeClass, Compatibility, Severity};
 use super::fields;
-use super::grade::{SchemaRole, grade_schema_change, opt_same, same};
+use super::grade::{SchemaRole, grade_schema_change, opt_same, same, same_but_default_sets};
 use crate::surface::{EffectiveAnnotations, Surface, Tool, canon, hash_value};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -205,6 +205,11 @@ fn schema_change(
 ) {
     let (o, n) = (old.raw.get(field), new.raw.get(field));
     if opt_same(o, n) {
+        return;
+    }
+    if let (Some(a), Some(b)) = (o, n)
+        && same_but_default_sets(a, b)
+    {
         return;
     }
     let grade = grade_schema_change(o, n, role);
@@ -474,6 +479,24 @@ mod tests {
                 json!({"name": "t"}),
                 json!({"name": "t", "title": "T", "_meta": {"k": 1}}),
                 vec![(ToolTitleChanged, Low), (ToolMetaChanged, Low)],
+            ),
+            (
+                "a default set in another order makes no row",
+                json!({"name": "t", "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": "a,b,c"}}}}),
+                json!({"name": "t", "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": "c,a,b"}}}}),
+                vec![],
+            ),
+            (
+                "a different default set still does",
+                json!({"name": "t", "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": "a,b,c"}}}}),
+                json!({"name": "t", "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": "c,a,d"}}}}),
+                vec![(InputSchemaChanged, Medium)],
+            ),
+            (
+                "a default set in another order beside a real change",
+                json!({"name": "t", "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": "a,b"}}}}),
+                json!({"name": "t", "inputSchema": {"type": "object", "required": ["s"], "properties": {"s": {"type": "string", "default": "b,a"}}}}),
+                vec![(InputSchemaChanged, Medium)],
             ),
             (
                 "fields spelled null are absent",
