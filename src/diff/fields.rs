@@ -46,7 +46,7 @@ pub(super) fn field_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
 }
 
 /// The value of a field, with `null` read as absent.
-fn present<'a>(value: Option<&'a Value>) -> Option<&'a Value> {
+fn present(value: Option<&Value>) -> Option<&Value> {
     value.filter(|v| !v.is_null())
 }
 

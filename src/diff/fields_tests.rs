@@ -37,7 +37,13 @@ fn task_support_is_graded_for_callers() {
     use Compatibility::*;
     use Severity::*;
     let ts = |v: Value| json!({"execution": {"taskSupport": v}});
-    let cases: Vec<(&str, Value, Value, Option<(Severity, Compatibility)>)> = vec![
+    type Case = (
+        &'static str,
+        Value,
+        Value,
+        Option<(Severity, Compatibility)>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "forbidden → required",
             ts(json!("forbidden")),
