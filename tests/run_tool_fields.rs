@@ -87,7 +87,7 @@ async fn title_icons_execution_and_meta_changes_are_rows_in_both_eras() {
 
     file.write(&served("1.1.0", after));
 
-    let all_rows = vec![
+    let all_rows = [
         json!([
             "server_version_changed",
             "serverInfo.version",

@@ -6,7 +6,6 @@
 //! A field spelled `null` counts as absent, so a server that starts or stops sending
 //! `"title": null` changes nothing.
 
-use super::change::Change;
 use super::class::{ChangeClass, Compatibility, Severity};
 use super::grade::opt_same;
 use crate::surface::Tool;
@@ -34,8 +33,26 @@ const WATCHED_ANNOTATIONS: [&str; 5] = [
     "title",
 ];
 
-/// Appends the change records of every tool field this module owns.
-pub(super) fn field_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+/// One changed field of a tool; the caller makes it a change record of that tool.
+pub(super) struct FieldChange {
+    /// The change class.
+    pub class: ChangeClass,
+    /// The changed field, e.g. `execution.taskSupport`.
+    pub field: String,
+    /// The value before (absent or `null`: `None`).
+    pub old: Option<Value>,
+    /// The value after.
+    pub new: Option<Value>,
+    /// How urgent the change is.
+    pub severity: Severity,
+    /// The grade for callers (`execution` only).
+    pub compatibility: Option<Compatibility>,
+    /// Notes on the raw values, one line each.
+    pub details: Vec<String>,
+}
+
+/// Appends the changes of every tool field this module owns.
+pub(super) fn field_changes(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
     title_change(old, new, out);
     simple_change(ChangeClass::ToolIconsChanged, "icons", old, new, out);
     execution_changes(old, new, out);
@@ -64,26 +81,32 @@ fn shown(value: Option<&Value>) -> String {
 
 fn row(
     class: ChangeClass,
-    tool: &Tool,
     field: &str,
     old: Option<&Value>,
     new: Option<&Value>,
     severity: Severity,
-) -> Change {
-    Change::new(
+) -> FieldChange {
+    FieldChange {
         class,
-        Some(&tool.name),
-        field,
-        old.cloned(),
-        new.cloned(),
+        field: field.to_owned(),
+        old: old.cloned(),
+        new: new.cloned(),
         severity,
-    )
+        compatibility: None,
+        details: Vec::new(),
+    }
 }
 
-fn simple_change(class: ChangeClass, key: &str, old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn simple_change(
+    class: ChangeClass,
+    key: &str,
+    old: &Tool,
+    new: &Tool,
+    out: &mut Vec<FieldChange>,
+) {
     let (o, n) = (field(old, key), field(new, key));
     if !opt_same(o, n) {
-        out.push(row(class, old, key, o, n, Severity::Low));
+        out.push(row(class, key, o, n, Severity::Low));
     }
 }
 
@@ -95,7 +118,7 @@ fn display_title(tool: &Tool) -> Option<&Value> {
 /// One record when the shown title changes (moving the same text between `title` and
 /// `annotations.title` is not a change), and one for an `annotations.title` that changed
 /// while a `title` on both sides hides it.
-fn title_change(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn title_change(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
     let (o, n) = (display_title(old), display_title(new));
     let top_level = field(old, "title").is_some() || field(new, "title").is_some();
     if !opt_same(o, n) {
@@ -104,14 +127,7 @@ fn title_change(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
         } else {
             "annotations.title"
         };
-        let mut change = row(
-            ChangeClass::ToolTitleChanged,
-            old,
-            name,
-            o,
-            n,
-            Severity::Low,
-        );
+        let mut change = row(ChangeClass::ToolTitleChanged, name, o, n, Severity::Low);
         if top_level {
             let (ao, an) = (annotation(old, "title"), annotation(new, "title"));
             change.details.push(format!(
@@ -130,7 +146,6 @@ fn title_change(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
     if shadowed && !opt_same(ao, an) {
         let mut change = row(
             ChangeClass::ToolTitleChanged,
-            old,
             "annotations.title",
             ao,
             an,
@@ -209,7 +224,7 @@ fn grade_task_support(was: &TaskSupport, is: &TaskSupport) -> (Compatibility, &'
     }
 }
 
-fn execution_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn execution_changes(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
     let (o, n) = (field(old, "execution"), field(new, "execution"));
     if opt_same(o, n) {
         return;
@@ -225,7 +240,6 @@ fn execution_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
         let declared = |t: Option<&Value>| shown(present(t.and_then(|e| e.get("taskSupport"))));
         let mut change = row(
             ChangeClass::ToolExecutionChanged,
-            old,
             "execution.taskSupport",
             Some(&was.value()),
             Some(&is.value()),
@@ -251,7 +265,6 @@ fn execution_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
         if !opt_same(ov, nv) {
             let mut change = row(
                 ChangeClass::ToolExecutionChanged,
-                old,
                 &format!("execution.{key}"),
                 ov,
                 nv,
@@ -265,7 +278,6 @@ fn execution_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
     if out.len() == before && not_objects {
         let mut change = row(
             ChangeClass::ToolExecutionChanged,
-            old,
             "execution",
             o,
             n,
@@ -281,19 +293,12 @@ fn union_keys<'a>(a: &'a Map<String, Value>, b: &'a Map<String, Value>) -> BTree
 }
 
 /// One record for `_meta`, its details naming each top-level key added, removed or changed.
-fn meta_change(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn meta_change(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
     let (o, n) = (field(old, "_meta"), field(new, "_meta"));
     if opt_same(o, n) {
         return;
     }
-    let mut change = row(
-        ChangeClass::ToolMetaChanged,
-        old,
-        "_meta",
-        o,
-        n,
-        Severity::Low,
-    );
+    let mut change = row(ChangeClass::ToolMetaChanged, "_meta", o, n, Severity::Low);
     let empty = Map::new();
     let maps = (
         o.map_or(Some(&empty), Value::as_object),
@@ -315,7 +320,7 @@ fn meta_change(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
 
 /// `idempotentHint`, compared by its effective value like the watched hints. A flip that only
 /// follows `readOnlyHint` (fixed to true for a read-only tool) is left to the read-only record.
-fn idempotent_change(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn idempotent_change(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
     let (o, n) = (old.effective_annotations(), new.effective_annotations());
     let (was, is) = (o.idempotent_hint, n.idempotent_hint);
     if was == is || o.read_only_hint != n.read_only_hint {
@@ -323,7 +328,6 @@ fn idempotent_change(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
     }
     let mut change = row(
         ChangeClass::ToolFieldChanged,
-        old,
         "annotations.idempotentHint",
         Some(&Value::Bool(was)),
         Some(&Value::Bool(is)),
@@ -344,7 +348,7 @@ fn annotations_map(tool: &Tool) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
-fn other_annotation_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn other_annotation_changes(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
     let (om, nm) = (annotations_map(old), annotations_map(new));
     for key in union_keys(&om, &nm) {
         if WATCHED_ANNOTATIONS.contains(&key) {
@@ -355,7 +359,6 @@ fn other_annotation_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
             let name = format!("annotations.{key}");
             out.push(row(
                 ChangeClass::ToolFieldChanged,
-                old,
                 &name,
                 ov,
                 nv,
@@ -365,7 +368,7 @@ fn other_annotation_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
     }
 }
 
-fn other_field_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn other_field_changes(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
     let empty = Map::new();
     let (om, nm) = (
         old.raw.as_object().unwrap_or(&empty),
@@ -379,7 +382,6 @@ fn other_field_changes(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
         if !opt_same(ov, nv) {
             out.push(row(
                 ChangeClass::ToolFieldChanged,
-                old,
                 key,
                 ov,
                 nv,

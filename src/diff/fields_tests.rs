@@ -251,6 +251,21 @@ fn icons_meta_and_unknown_fields_table() {
         ),
         ("icons null", json!({}), json!({"icons": null}), vec![]),
         (
+            "title and _meta only",
+            json!({}),
+            json!({"title": "T", "_meta": {"k": 1}}),
+            vec![
+                one(ToolTitleChanged, "title", Low, None),
+                one(ToolMetaChanged, "_meta", Low, None),
+            ],
+        ),
+        (
+            "fields spelled null are absent",
+            json!({}),
+            json!({"title": null, "_meta": null, "icons": null, "execution": null}),
+            vec![],
+        ),
+        (
             "meta added",
             json!({}),
             json!({"_meta": {"k": 1}}),

@@ -446,3 +446,32 @@ fn output_role_reverses_direction() {
         );
     }
 }
+
+/// A schema whose only difference is a `default` listing the same comma-separated set in
+/// another order makes no change record; a different set, or another change beside it, does.
+#[test]
+fn a_default_set_in_another_order_makes_no_row() {
+    use crate::diff::{ChangeClass, compare};
+    use crate::surface::{ServerIdentity, Surface};
+    let tool = |default: &str, required: Value| {
+        json!({"name": "t", "inputSchema": {"type": "object", "required": required,
+            "properties": {"s": {"type": "string", "default": default}}}})
+    };
+    let rows = |old: Value, new: Value| {
+        let s = |t: Value| Surface::from_tools(ServerIdentity::default(), vec![t]).unwrap();
+        compare(&s(old), &s(new))
+            .into_iter()
+            .map(|c| (c.change_class, c.compatibility))
+            .collect::<Vec<_>>()
+    };
+    let schema_row = |grade| vec![(ChangeClass::InputSchemaChanged, Some(grade))];
+    assert_eq!(rows(tool("a,b,c", json!([])), tool("c,a,b", json!([]))), []);
+    assert_eq!(
+        rows(tool("a,b,c", json!([])), tool("c,a,d", json!([]))),
+        schema_row(Compatibility::Unknown)
+    );
+    assert_eq!(
+        rows(tool("a,b", json!([])), tool("b,a", json!(["s"]))),
+        schema_row(Compatibility::Breaking)
+    );
+}
