@@ -27,7 +27,7 @@ pub struct Change {
     pub new_value_hash: Option<String>,
     /// How urgent the change is.
     pub severity: Severity,
-    /// The schema grade (schema changes only).
+    /// The grade for callers (schema changes and `execution.taskSupport` changes only).
     pub compatibility: Option<Compatibility>,
     /// Findings behind the grade, or notes on the raw values, one line each.
     pub details: Vec<String>,
