@@ -293,24 +293,38 @@ fn quantifier(chars: &[char], i: usize) -> Option<(u32, Option<u32>, usize)> {
     Some((min, max, next))
 }
 
-/// Whether `p` matches `text` somewhere (ECMA-262 `test`: unanchored unless `^`/`$`).
-fn matches(p: &Simple, text: &[u32]) -> bool {
+/// Matcher steps allowed for one question (a hostile pattern must not take unbounded time).
+const MAX_STEPS: u32 = 200_000;
+
+/// Whether `p` matches `text` somewhere (ECMA-262 `test`: unanchored unless `^`/`$`);
+/// `None` when the step budget ran out.
+fn matches(p: &Simple, text: &[u32]) -> Option<bool> {
     let starts: Vec<usize> = if p.start {
         vec![0]
     } else {
         (0..=text.len()).collect()
     };
-    starts.into_iter().any(|s| match_at(p, 0, text, s))
+    let mut steps = 0;
+    for s in starts {
+        if match_at(p, 0, text, s, &mut steps) {
+            return Some(true);
+        }
+    }
+    (steps <= MAX_STEPS).then_some(false)
 }
 
-fn match_at(p: &Simple, t: usize, text: &[u32], pos: usize) -> bool {
+fn match_at(p: &Simple, t: usize, text: &[u32], pos: usize, steps: &mut u32) -> bool {
+    *steps += 1;
+    if *steps > MAX_STEPS {
+        return false;
+    }
     let Some(token) = p.tokens.get(t) else {
         return !p.end || pos == text.len();
     };
     let mut count = 0u32;
     let mut at = pos;
     loop {
-        if count >= token.min && match_at(p, t + 1, text, at) {
+        if count >= token.min && match_at(p, t + 1, text, at, steps) {
             return true;
         }
         if token.max.is_some_and(|m| count >= m)
@@ -364,6 +378,7 @@ pub(super) fn compare(old: &str, new: &str) -> Option<Effect> {
 /// at its least count (at least once where the sets differ), using a character only the old
 /// set holds at the first narrowed position.
 fn narrowing_witness(o: &Simple, n: &Simple) -> bool {
+    const MAX_TEXT: usize = 4096;
     let mut text = Vec::new();
     let mut used_outside = false;
     for (a, b) in o.tokens.iter().zip(&n.tokens) {
@@ -379,10 +394,13 @@ fn narrowing_witness(o: &Simple, n: &Simple) -> bool {
         };
         if count > 0 {
             let Some(c) = c else { return false };
+            if text.len() + count as usize > MAX_TEXT {
+                return false;
+            }
             text.extend(std::iter::repeat_n(c, count as usize));
         }
     }
-    used_outside && text.len() <= 4096 && matches(o, &text) && !matches(n, &text)
+    used_outside && matches(o, &text) == Some(true) && matches(n, &text) == Some(false)
 }
 
 #[cfg(test)]
@@ -440,7 +458,19 @@ mod tests {
         for (pattern, text, expected) in cases {
             let p = parse(pattern).unwrap();
             let t: Vec<u32> = text.chars().map(|c| c as u32).collect();
-            assert_eq!(matches(&p, &t), expected, "{pattern} on {text}");
+            assert_eq!(matches(&p, &t), Some(expected), "{pattern} on {text}");
         }
+    }
+
+    #[test]
+    fn hostile_patterns_end_quickly_and_unproven() {
+        // Huge counts: no witness is built.
+        assert_eq!(compare("^[ab]{4000000000}$", "^[a]{4000000000}$"), None);
+        // Many stars backtrack: the step budget stops the matcher, so nothing is proven.
+        let old = format!("{}c", "[ab]*".repeat(60));
+        let new = format!("{}c", "[a]*".repeat(60));
+        let started = std::time::Instant::now();
+        let _ = compare(&old, &new);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 }
