@@ -39,9 +39,7 @@ pub fn between(old: &Surface, new: &Surface) -> ChangeSet {
     changes.extend(capability_changes(old, new));
     changes.extend(marker_changes(old, new));
     apply_rename_hints(&mut changes);
-    let surface_changed = changes
-        .iter()
-        .any(|c| c.tool_name.is_some() || c.change_class == ChangeClass::ServerInstructionsChanged);
+    let surface_changed = changes.iter().any(changes_the_surface);
     let identity_signal = risk::identity_signal(&old.identity, &new.identity, surface_changed);
     if identity_signal == Some(IdentitySignal::SurfaceChangedSameVersion) {
         for change in &mut changes {
@@ -52,6 +50,16 @@ pub fn between(old: &Surface, new: &Surface) -> ChangeSet {
     ChangeSet {
         changes,
         identity_signal,
+    }
+}
+
+/// Whether a record counts for the identity signal: any tool change but `_meta` (vendor data
+/// that may churn on every release), and the server's instructions.
+fn changes_the_surface(change: &Change) -> bool {
+    match change.change_class {
+        ChangeClass::ServerInstructionsChanged => true,
+        ChangeClass::ToolMetaChanged => false,
+        _ => change.tool_name.is_some(),
     }
 }
 
@@ -360,6 +368,36 @@ mod tests {
             json!([tool("read_doc", "Reads a document.", json!({}))]),
         );
         assert_eq!(between(&s, &s), ChangeSet::default());
+    }
+
+    #[test]
+    fn a_meta_change_alone_gives_no_identity_signal_and_a_title_change_does() {
+        let with = |extra: Value| {
+            let mut t = tool("read_doc", "Reads a document.", json!({}));
+            for (k, v) in extra.as_object().unwrap() {
+                t[k] = v.clone();
+            }
+            surface("1", json!([t]))
+        };
+        let old = with(json!({"_meta": {"build": 1}}));
+        let meta_only = between(&old, &with(json!({"_meta": {"build": 2}})));
+        assert_eq!(meta_only.identity_signal, None);
+        assert_eq!(
+            classes(&meta_only),
+            [(ChangeClass::ToolMetaChanged, Severity::Low, false)]
+        );
+        let titled = between(&old, &with(json!({"_meta": {"build": 2}, "title": "Read"})));
+        assert_eq!(
+            titled.identity_signal,
+            Some(IdentitySignal::SurfaceChangedSameVersion)
+        );
+        assert_eq!(
+            classes(&titled),
+            [
+                (ChangeClass::ToolTitleChanged, Severity::Medium, true),
+                (ChangeClass::ToolMetaChanged, Severity::Medium, true)
+            ]
+        );
     }
 
     #[test]

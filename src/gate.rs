@@ -266,7 +266,19 @@ mod tests {
         );
         let removed = change(ChangeClass::ToolRemoved, Severity::Medium, None);
         let auth = change(ChangeClass::AuthRequirementChanged, Severity::High, None);
+        let tasks_required = change(
+            ChangeClass::ToolExecutionChanged,
+            Severity::Medium,
+            Some(Compatibility::Breaking),
+        );
+        let tasks_optional = change(
+            ChangeClass::ToolExecutionChanged,
+            Severity::Low,
+            Some(Compatibility::Additive),
+        );
         let table = [
+            (FailOn::Breaking, &tasks_required, true),
+            (FailOn::Breaking, &tasks_optional, false),
             (FailOn::Never, &breaking, false),
             (FailOn::Any, &notation, true),
             (FailOn::Medium, &notation, false),

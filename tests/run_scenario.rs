@@ -515,10 +515,12 @@ async fn two_runs_record_every_change_class_and_severity() {
 
     // ---- alert_on filtering: same observations, only the default five classes became rows
     let filtered = Rows::of(&defaults);
-    // The default set: the five classes of seed 000 plus the two risk classes.
+    // The default set: the five classes of seed 000, the two risk classes, and a tool's
+    // execution settings.
     let default_classes: Vec<&str> = ALL_CLASSES[..5]
         .iter()
-        .chain(&ALL_CLASSES[11..])
+        .chain(&ALL_CLASSES[11..13])
+        .chain(&["tool_execution_changed"])
         .copied()
         .collect();
     let want: Vec<Value> = expected

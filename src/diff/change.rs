@@ -1,7 +1,8 @@
 //! One change record, and the comparison of two surfaces that produces them.
 
 use super::class::{ChangeClass, Compatibility, Severity};
-use super::grade::{SchemaRole, grade_schema_change, opt_same, same};
+use super::fields;
+use super::grade::{SchemaRole, grade_schema_change, opt_same, same, same_but_default_sets};
 use crate::surface::{EffectiveAnnotations, Surface, Tool, canon, hash_value};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,7 +27,7 @@ pub struct Change {
     pub new_value_hash: Option<String>,
     /// How urgent the change is.
     pub severity: Severity,
-    /// The schema grade (schema changes only).
+    /// The grade for callers (schema changes and `execution.taskSupport` changes only).
     pub compatibility: Option<Compatibility>,
     /// Findings behind the grade, or notes on the raw values, one line each.
     pub details: Vec<String>,
@@ -191,6 +192,14 @@ fn compare_tool(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
         out,
     );
     hint_changes(old, new, out);
+    let mut fields = Vec::new();
+    fields::field_changes(old, new, &mut fields);
+    for f in fields {
+        let mut change = Change::new(f.class, name, &f.field, f.old, f.new, f.severity);
+        change.compatibility = f.compatibility;
+        change.details = f.details;
+        out.push(change);
+    }
 }
 
 fn schema_change(
@@ -203,6 +212,11 @@ fn schema_change(
 ) {
     let (o, n) = (old.raw.get(field), new.raw.get(field));
     if opt_same(o, n) {
+        return;
+    }
+    if let (Some(a), Some(b)) = (o, n)
+        && same_but_default_sets(a, b)
+    {
         return;
     }
     let grade = grade_schema_change(o, n, role);
@@ -465,12 +479,6 @@ mod tests {
                 "key order and number spelling",
                 json!({"name": "t", "inputSchema": {"type": "object", "maximum": 1}}),
                 json!({"inputSchema": {"maximum": 1.0, "type": "object"}, "name": "t"}),
-                vec![],
-            ),
-            (
-                "title and _meta only",
-                json!({"name": "t"}),
-                json!({"name": "t", "title": "T", "_meta": {"k": 1}}),
                 vec![],
             ),
         ];

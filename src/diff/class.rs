@@ -38,11 +38,24 @@ pub enum ChangeClass {
     /// The surface changed while its stored baseline was lost (the record is gone), so the
     /// changes cannot be listed one by one (ours; always reported, whatever `alert_on` says).
     BaselineLost,
+    /// A tool's display title changed: `title`, or `annotations.title` where no `title` is
+    /// declared (ours: the name a person approving the tool sees).
+    ToolTitleChanged,
+    /// A tool's `icons` changed (ours).
+    ToolIconsChanged,
+    /// A tool's `execution` changed, e.g. `execution.taskSupport` (ours; graded for callers:
+    /// a tool that now requires tasks cannot be called by a client that does not speak them).
+    ToolExecutionChanged,
+    /// A tool's `_meta` changed (ours: vendor data no client is required to read).
+    ToolMetaChanged,
+    /// Any other field of a tool definition changed, named in `field`: a top-level field the
+    /// engine has no class for, or an annotation other than the watched hints (ours).
+    ToolFieldChanged,
 }
 
 impl ChangeClass {
     /// Every class, in declaration (and sort) order.
-    pub const ALL: [ChangeClass; 14] = [
+    pub const ALL: [ChangeClass; 19] = [
         ChangeClass::ToolAdded,
         ChangeClass::ToolRemoved,
         ChangeClass::InputSchemaChanged,
@@ -57,6 +70,11 @@ impl ChangeClass {
         ChangeClass::CapabilityAdded,
         ChangeClass::PoisoningMarkerAdded,
         ChangeClass::BaselineLost,
+        ChangeClass::ToolTitleChanged,
+        ChangeClass::ToolIconsChanged,
+        ChangeClass::ToolExecutionChanged,
+        ChangeClass::ToolMetaChanged,
+        ChangeClass::ToolFieldChanged,
     ];
 
     /// The wire name of the class.
@@ -76,11 +94,18 @@ impl ChangeClass {
             ChangeClass::CapabilityAdded => "capability_added",
             ChangeClass::PoisoningMarkerAdded => "poisoning_marker_added",
             ChangeClass::BaselineLost => "baseline_lost",
+            ChangeClass::ToolTitleChanged => "tool_title_changed",
+            ChangeClass::ToolIconsChanged => "tool_icons_changed",
+            ChangeClass::ToolExecutionChanged => "tool_execution_changed",
+            ChangeClass::ToolMetaChanged => "tool_meta_changed",
+            ChangeClass::ToolFieldChanged => "tool_field_changed",
         }
     }
 
     /// The default `alert_on` set: the five classes of seed 000 that change what a connected
-    /// agent can do, plus the two risk classes (a new capability, a poisoning marker).
+    /// agent can do, plus the two risk classes (a new capability, a poisoning marker), plus
+    /// `tool_execution_changed` (a tool that starts requiring tasks is gone for a client that
+    /// does not speak them).
     pub fn default_alert_set() -> Vec<ChangeClass> {
         vec![
             ChangeClass::ToolAdded,
@@ -90,6 +115,7 @@ impl ChangeClass {
             ChangeClass::AuthRequirementChanged,
             ChangeClass::CapabilityAdded,
             ChangeClass::PoisoningMarkerAdded,
+            ChangeClass::ToolExecutionChanged,
         ]
     }
 }
@@ -185,7 +211,8 @@ mod tests {
                 "destructive_hint_changed",
                 "auth_requirement_changed",
                 "capability_added",
-                "poisoning_marker_added"
+                "poisoning_marker_added",
+                "tool_execution_changed"
             ]
         );
     }

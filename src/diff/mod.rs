@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod change;
 pub mod class;
+mod fields;
 pub mod grade;
 
 pub use auth::{AuthState, ToolDiffDecision, compare_auth, tool_diff_decision};

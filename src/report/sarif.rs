@@ -325,6 +325,26 @@ fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
             "The surface changed while its stored baseline was lost",
             "The stored surface record this server was compared with is gone, and the surface read now differs from the digest the ledger kept. The details name the tools added, removed or changed when the ledger kept per-tool digests; review the server as if every listed tool were new.",
         ),
+        ChangeClass::ToolTitleChanged => (
+            "A tool's display title changed",
+            "The title (or annotations.title) is the name a person sees when approving the tool; a changed title can make a different action look familiar.",
+        ),
+        ChangeClass::ToolIconsChanged => (
+            "A tool's icons changed",
+            "The icons a client shows beside the tool changed. Informational, unless an icon now points somewhere unexpected.",
+        ),
+        ChangeClass::ToolExecutionChanged => (
+            "A tool's execution settings changed",
+            "execution.taskSupport says whether the tool may, must or must not be called as a task. The compatibility property grades the change: a tool that now requires tasks cannot be called by a client that does not speak them (breaking).",
+        ),
+        ChangeClass::ToolMetaChanged => (
+            "A tool's _meta changed",
+            "_meta carries vendor data that no client is required to read. The details name each key added, removed or changed.",
+        ),
+        ChangeClass::ToolFieldChanged => (
+            "Another field of a tool changed",
+            "A field of the tool definition without a class of its own changed (a new top-level field, or an annotation such as idempotentHint); the field property names it.",
+        ),
     }
 }
 

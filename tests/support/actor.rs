@@ -377,7 +377,7 @@ pub fn change(
 }
 
 /// Every change class, for an `alert_on` that lets everything through.
-pub const ALL_CLASSES: [&str; 13] = [
+pub const ALL_CLASSES: [&str; 18] = [
     "tool_added",
     "tool_removed",
     "input_schema_changed",
@@ -391,6 +391,11 @@ pub const ALL_CLASSES: [&str; 13] = [
     "server_instructions_changed",
     "capability_added",
     "poisoning_marker_added",
+    "tool_title_changed",
+    "tool_icons_changed",
+    "tool_execution_changed",
+    "tool_meta_changed",
+    "tool_field_changed",
 ];
 
 /// Whether `unshare -n` works here (root, util-linux present).

@@ -164,6 +164,76 @@ fn table_of_input_rules() {
             "default changed 1→2 at (root) (callers that omit the value at (root) now get 2 instead of 1)",
         ),
         (
+            "default: same comma-separated set, other order",
+            json!({"type": "string", "default": "read,write,admin"}),
+            json!({"type": "string", "default": "admin, read,write"}),
+            Notation,
+            "default respelled \"read,write,admin\"→\"admin, read,write\" at (root) (the same comma-separated set in another order)",
+        ),
+        (
+            "default: a different comma-separated set",
+            json!({"type": "string", "default": "read,write"}),
+            json!({"type": "string", "default": "read,admin"}),
+            Unknown,
+            "default changed \"read,write\"→\"read,admin\" at (root)",
+        ),
+        (
+            "default: one item more",
+            json!({"type": "string", "default": "a,b"}),
+            json!({"type": "string", "default": "b,a,c"}),
+            Unknown,
+            "default changed \"a,b\"→\"b,a,c\" at (root)",
+        ),
+        (
+            "x- annotation added",
+            json!({"type": "object"}),
+            json!({"type": "object", "x-fastmcp-wrap-result": true}),
+            Notation,
+            "annotation x-fastmcp-wrap-result added at (root) (not a validation keyword)",
+        ),
+        (
+            "x- annotation removed beside a real change",
+            json!({"type": "string", "x-order": 1}),
+            json!({"type": "string", "minLength": 1}),
+            Breaking,
+            "annotation x-order removed at (root) (not a validation keyword)",
+        ),
+        (
+            "pattern widened by a character class",
+            json!({"type": "string", "pattern": "^[A-Z][A-Z0-9]+-\\d+$"}),
+            json!({"type": "string", "pattern": "^[A-Z][A-Z0-9_]+-\\d+$"}),
+            Loosened,
+            "pattern changed",
+        ),
+        (
+            "pattern narrowed by a character class",
+            json!({"type": "string", "pattern": "^[A-Z][A-Z0-9_]+-\\d+$"}),
+            json!({"type": "string", "pattern": "^[A-Z][A-Z0-9]+-\\d+$"}),
+            Breaking,
+            "pattern changed",
+        ),
+        (
+            "pattern respelled",
+            json!({"type": "string", "pattern": "^\\d+$"}),
+            json!({"type": "string", "pattern": "^[0-9]+$"}),
+            Notation,
+            "pattern changed",
+        ),
+        (
+            "pattern with alternation stays unknown",
+            json!({"type": "string", "pattern": "^(a|b)$"}),
+            json!({"type": "string", "pattern": "^(a|b|c)$"}),
+            Unknown,
+            "pattern changed",
+        ),
+        (
+            "pattern quantifier changed stays unknown",
+            json!({"type": "string", "pattern": "^[a-z]+$"}),
+            json!({"type": "string", "pattern": "^[a-z]{1,8}$"}),
+            Unknown,
+            "pattern changed",
+        ),
+        (
             "default added",
             json!({"type": "boolean"}),
             json!({"type": "boolean", "default": true}),
@@ -375,4 +445,33 @@ fn output_role_reverses_direction() {
             g.details
         );
     }
+}
+
+/// A schema whose only difference is a `default` listing the same comma-separated set in
+/// another order makes no change record; a different set, or another change beside it, does.
+#[test]
+fn a_default_set_in_another_order_makes_no_row() {
+    use crate::diff::{ChangeClass, compare};
+    use crate::surface::{ServerIdentity, Surface};
+    let tool = |default: &str, required: Value| {
+        json!({"name": "t", "inputSchema": {"type": "object", "required": required,
+            "properties": {"s": {"type": "string", "default": default}}}})
+    };
+    let rows = |old: Value, new: Value| {
+        let s = |t: Value| Surface::from_tools(ServerIdentity::default(), vec![t]).unwrap();
+        compare(&s(old), &s(new))
+            .into_iter()
+            .map(|c| (c.change_class, c.compatibility))
+            .collect::<Vec<_>>()
+    };
+    let schema_row = |grade| vec![(ChangeClass::InputSchemaChanged, Some(grade))];
+    assert_eq!(rows(tool("a,b,c", json!([])), tool("c,a,b", json!([]))), []);
+    assert_eq!(
+        rows(tool("a,b,c", json!([])), tool("c,a,d", json!([]))),
+        schema_row(Compatibility::Unknown)
+    );
+    assert_eq!(
+        rows(tool("a,b", json!([])), tool("b,a", json!(["s"]))),
+        schema_row(Compatibility::Breaking)
+    );
 }

@@ -4,13 +4,13 @@
 use super::combinator::value_types;
 use super::objects::compare_required;
 use super::{
-    DOC_KEYWORDS, Effect, Finding, Grader, at, change_values, change_word, opt_show, push, same,
-    show,
+    DOC_KEYWORDS, Effect, Finding, Grader, at, change_values, change_word, opt_show, patterns,
+    push, same, show,
 };
 use serde_json::{Map, Value};
 
 /// Largest integer a double holds exactly; zod emits ±this as integer bounds.
-const ZOD_SENTINEL: f64 = 9_007_199_254_740_991.0;
+pub(super) const ZOD_SENTINEL: f64 = 9_007_199_254_740_991.0;
 const LOWER_BOUNDS: [&str; 5] = [
     "minimum",
     "exclusiveMinimum",
@@ -85,10 +85,22 @@ impl Grader<'_> {
                 compare_bound(k, ov, nv, ptr, out)
             }
             "uniqueItems" => compare_unique(ov, nv, ptr, out),
+            _ if k.starts_with("x-") => push(
+                out,
+                Effect::Notation,
+                format!(
+                    "annotation {k} {} at {} (not a validation keyword)",
+                    change_word(ov, nv),
+                    at(ptr)
+                ),
+            ),
             "pattern" | "format" | "multipleOf" => {
                 let effect = match (ov, nv) {
                     (None, Some(_)) => Effect::Tightens,
                     (Some(_), None) => Effect::Loosens,
+                    (Some(Value::String(a)), Some(Value::String(b))) if k == "pattern" => {
+                        patterns::compare(a, b).unwrap_or(Effect::Unknown)
+                    }
                     _ => Effect::Unknown,
                 };
                 push(
@@ -269,6 +281,19 @@ fn compare_bound(
 /// A `default` added, removed or changed. No value is rejected either way, but a caller that
 /// omits the property now gets something else: `unknown`, with what changes for whom.
 fn default_finding(ov: Option<&Value>, nv: Option<&Value>, ptr: &str) -> Finding {
+    if let (Some(a), Some(b)) = (ov, nv)
+        && same_comma_set(a, b)
+    {
+        return Finding {
+            effect: Effect::Notation,
+            text: format!(
+                "default respelled {} at {} (the same comma-separated set in another order)",
+                change_values(ov, nv),
+                at(ptr)
+            ),
+            default_at: Some(ptr.to_owned()),
+        };
+    }
     let effect = if ov.is_some() && nv.is_some() {
         Effect::Behaviour
     } else {
@@ -293,6 +318,23 @@ fn default_finding(ov: Option<&Value>, nv: Option<&Value>, ptr: &str) -> Finding
         text,
         default_at: Some(ptr.to_owned()),
     }
+}
+
+/// Two strings that list the same comma-separated items (at least two) in another order, such
+/// as a default pydantic builds by joining a Python set, whose order changes on every release.
+pub(crate) fn same_comma_set(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_str(), b.as_str()) else {
+        return false;
+    };
+    let (x, y) = (comma_items(a), comma_items(b));
+    x.len() >= 2 && x == y
+}
+
+/// The trimmed comma-separated items of `s`, sorted.
+fn comma_items(s: &str) -> Vec<&str> {
+    let mut items: Vec<&str> = s.split(',').map(str::trim).collect();
+    items.sort_unstable();
+    items
 }
 
 /// What a caller omits to get the default at `ptr`: the property's name, or the location.

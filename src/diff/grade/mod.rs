@@ -17,9 +17,11 @@
 
 mod branches;
 mod combinator;
+mod integers;
 mod items;
 mod keywords;
 mod objects;
+mod patterns;
 mod refs;
 mod sets;
 mod walk;
@@ -179,6 +181,27 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
         _ => a == b,
+    }
+}
+
+/// [`same`], except that a `default` listing the same comma-separated set in another order
+/// counts as the same value: such a schema makes no change record at all (pydantic builds these
+/// defaults from a Python set, so they would make one on every release).
+pub(crate) fn same_but_default_sets(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_but_default_sets(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.get(k).is_some_and(|w| {
+                        (k == "default" && keywords::same_comma_set(v, w))
+                            || same_but_default_sets(v, w)
+                    })
+                })
+        }
+        _ => same(a, b),
     }
 }
 

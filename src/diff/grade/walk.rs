@@ -3,7 +3,7 @@
 
 use super::{
     CONTAINER_KEYWORDS, Comparison, Effect, Finding, Grader, MAX_DEPTH, MAX_STEPS, Roots, Side,
-    View, addr, addr_of_map, at, branches, combinator, opt_same, push, refs, same,
+    View, addr, addr_of_map, at, branches, combinator, integers, opt_same, push, refs, same,
 };
 use crate::surface::canon;
 use serde_json::{Map, Value};
@@ -229,9 +229,16 @@ impl<'a> Grader<'a> {
         keys.sort_by(|a, b| canon::cmp_utf16(a, b));
         keys.dedup();
         let mut done: Vec<&'static str> = Vec::new();
+        let bounds_changed = integers::KEYS.iter().any(|k| !opt_same(o.get(k), n.get(k)));
+        if bounds_changed && integers::compare(o, n, ptr, &mut self.out) {
+            done.push("integer bounds");
+        }
         for key in keys {
             match kind_of(key) {
                 Kind::Container => {}
+                Kind::Plain
+                    if done.contains(&"integer bounds")
+                        && integers::KEYS.contains(&key.as_str()) => {}
                 Kind::Group(group) => {
                     if !done.contains(&group) {
                         done.push(group);
