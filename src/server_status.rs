@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::ledger::Ledger;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
-use crate::report::ServerRow;
+use crate::report::{LedgerStatus, ServerRow};
 use crate::targets::Listing;
 
 /// Key prefix of the status records: `status.<ledger_name>`.
@@ -181,8 +181,8 @@ pub fn ledger_key(row: &ServerRow) -> String {
 /// The status record a run leaves: one status per server row (the first row of a key wins:
 /// a repeated entry's `BLOCKED_TARGET` row does not hide the server it repeats). A status
 /// keeps the `since` of the previous record when its reason code did not change; a server not
-/// read now keeps its last read from its ledger entry (`last_seen`), else from the previous
-/// record.
+/// read now keeps its last read from the previous record, or from its ledger entry
+/// (`last_seen`) when the run left that entry as it was.
 pub fn next_record(
     ledger_name: &str,
     run_at: DateTime<Utc>,
@@ -217,10 +217,14 @@ pub fn next_record(
         let since = earlier
             .filter(|s| s.reason_code == reason_code && s.ok == row.ok)
             .map_or(checked_at, |s| s.since.min(checked_at));
+        // An entry this run did not touch was last updated by a read; one it did touch
+        // without reading the surface (an auth state) was not.
+        let untouched = matches!(row.ledger_status, None | Some(LedgerStatus::Unavailable));
         let last_read = if row.ok {
             Some(checked_at)
         } else {
-            last_seen(&key).or_else(|| earlier.and_then(|s| s.last_read))
+            let from_entry = untouched.then(|| last_seen(&key)).flatten();
+            earlier.and_then(|s| s.last_read).max(from_entry)
         };
         servers.push(ServerStatus {
             server_url: key,
@@ -425,6 +429,11 @@ mod tests {
         let second = next_record("L", at(5), &later, Some(&first), |key| {
             (key == "https://b/mcp").then(|| at(0))
         });
+        // An entry the run updated without reading the surface (an auth state) is no read.
+        let mut auth = row("https://b/mcp", false, Some(ReasonCode::AuthRequired));
+        auth.ledger_status = Some(LedgerStatus::Compared);
+        let touched = next_record("L", at(5), &[auth], None, |_| Some(at(5)));
+        assert_eq!(touched.servers[0].last_read, None);
         // Unchanged code: the first run's since; changed: now.
         assert_eq!(second.servers[0].since, at(0));
         assert_eq!(second.servers[1].since, at(5));
@@ -442,7 +451,11 @@ mod tests {
             row("https://a/mcp", false, Some(ReasonCode::BlockedTarget)),
         ];
         let record = next_record("L", at(1), &rows, None, |_| None);
-        let keys: Vec<_> = record.servers.iter().map(|s| s.server_url.as_str()).collect();
+        let keys: Vec<_> = record
+            .servers
+            .iter()
+            .map(|s| s.server_url.as_str())
+            .collect();
         assert_eq!(keys, ["https://a/mcp", "https://a/mcp#authenticated"]);
         assert!(record.servers.iter().all(|s| s.reason_code == "OK"));
     }
@@ -489,7 +502,10 @@ mod tests {
         assert_eq!(record.servers.len(), MAX_STATUS_SERVERS);
         let first = &record.servers[0];
         assert_eq!(first.server_url.chars().count(), MAX_URL_CHARS + 1);
-        assert_eq!(first.error.as_ref().unwrap().chars().count(), MAX_ERROR_CHARS + 1);
+        assert_eq!(
+            first.error.as_ref().unwrap().chars().count(),
+            MAX_ERROR_CHARS + 1
+        );
         assert_eq!(first.reason_code, INVALID_CODE);
         assert_ne!(first.class(), StatusClass::Healthy);
     }

@@ -150,22 +150,22 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
     ));
     let over_file = SurfaceFile::new(&surface("over", "1.0.0", vec![tool("a", "A")]));
     let over = support::python::start(&over_file, Default::default()).unwrap();
+    let over_url = over.url().to_string();
     let auth_file = SurfaceFile::new(&surface("locked", "1.0.0", vec![tool("b", "B")]));
     let auth = auth_peer::start_python(&auth_file, PyTransport::StreamableHttp, true).unwrap();
     let everything = support::everything::shared().map(|peer| peer.url().to_string());
     if everything.is_none() {
-        support::skip("server-everything part", "tests/peers/install.sh has not run");
+        support::skip(
+            "server-everything part",
+            "tests/peers/install.sh has not run",
+        );
     }
     let hostile_entry = format!("<script>{MARK}</script>");
     let blocked = "ftp://blocked.example/mcp".to_string();
-    let mut servers = vec![
-        steady_url.clone(),
-        late_url.clone(),
-        auth.url.to_string(),
-    ];
+    let mut servers = vec![steady_url.clone(), late_url.clone(), auth.url.to_string()];
     servers.extend(everything.clone());
     // Last, so a budget for all servers but one leaves this one unread.
-    servers.push(over.url().to_string());
+    servers.push(over_url.clone());
     servers.extend([blocked.clone(), hostile_entry.clone()]);
     let usable = servers.len() - 2;
     let input = json!({"servers": servers, "ledger_name": "fleet", "concurrency": 4});
@@ -187,7 +187,7 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
         (steady_url.as_str(), "healthy", "OK"),
         (late_url.as_str(), "unreachable", "CONNECT_FAIL"),
         (auth.url.as_str(), "auth_required", "AUTH_REQUIRED"),
-        (over.url().as_str(), "over_budget", "BUDGET_EXHAUSTED"),
+        (over_url.as_str(), "over_budget", "BUDGET_EXHAUSTED"),
         (blocked.as_str(), "blocked", "BLOCKED_TARGET"),
         (hostile_entry.as_str(), "blocked", "BLOCKED_TARGET"),
     ];
@@ -204,8 +204,11 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
     assert_eq!(never_read["first_seen"], Value::Null);
     assert_eq!(never_read["status"]["last_read"], Value::Null);
     assert_eq!(never_read["status"]["ok"], false);
-    assert_eq!(listed(&first, over.url().as_str())["first_seen"], Value::Null);
-    assert_eq!(time(&listed(&first, &steady_url)["status"]["last_read"]), run1);
+    assert_eq!(listed(&first, over_url.as_str())["first_seen"], Value::Null);
+    assert_eq!(
+        time(&listed(&first, &steady_url)["status"]["last_read"]),
+        run1
+    );
 
     let page = get_page(&format!("{base}/?ledger=fleet")).await;
     assert_eq!(tile(&page, "servers"), servers.len());
@@ -231,10 +234,17 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
     assert_eq!(down["tools_total"], 1, "the last read's tools stay listed");
     let still = &listed(&second, &late_url)["status"];
     assert_eq!(still["reason_code"], "CONNECT_FAIL");
-    assert_eq!(time(&still["since"]), run1, "an unchanged state keeps its since");
+    assert_eq!(
+        time(&still["since"]),
+        run1,
+        "an unchanged state keeps its since"
+    );
     assert_eq!(time(&still["checked_at"]), run2);
-    assert_eq!(time(&listed(&second, &auth.url.to_string())["status"]["since"]), run1);
-    let read_now = &listed(&second, over.url().as_str())["status"];
+    assert_eq!(
+        time(&listed(&second, &auth.url.to_string())["status"]["since"]),
+        run1
+    );
+    let read_now = &listed(&second, over_url.as_str())["status"];
     assert_eq!(read_now["state"], "healthy");
     assert_eq!(time(&read_now["since"]), run2);
 
@@ -242,15 +252,27 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
     assert_eq!(tile(&page, "unreachable"), 2);
     assert_eq!(tile(&page, "over_budget"), 0);
     let row = row_of(&page, &steady_url);
-    assert!(row.starts_with(" failing\" data-state=\"unreachable\""), "{row}");
-    assert!(row.contains("CONNECT_FAIL") && row.contains("as read"), "{row}");
-    assert!(!row.contains("status-ok"), "a failing server looks healthy: {row}");
+    assert!(
+        row.starts_with(" failing\" data-state=\"unreachable\""),
+        "{row}"
+    );
+    assert!(
+        row.contains("CONNECT_FAIL") && row.contains("as read"),
+        "{row}"
+    );
+    assert!(
+        !row.contains("status-ok"),
+        "a failing server looks healthy: {row}"
+    );
     let server_page = get_page(&format!(
         "{base}/server?ledger=fleet&url={}",
         url::form_urlencoded::byte_serialize(steady_url.as_bytes()).collect::<String>()
     ))
     .await;
-    assert!(server_page.contains("id=\"status-alert\""), "no alert on the server page");
+    assert!(
+        server_page.contains("id=\"status-alert\""),
+        "no alert on the server page"
+    );
     let late_page = get_page(&format!(
         "{base}/server?ledger=fleet&url={}",
         url::form_urlencoded::byte_serialize(late_url.as_bytes()).collect::<String>()
@@ -263,7 +285,12 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
         assert!(!dom.contains("data-xss=\"1\""), "a payload ran");
         assert!(!dom.contains("<script"), "an entry became markup");
         assert_eq!(dom.matches("<tr class=\"server").count(), servers.len());
-        assert_eq!(dom.matches("<tr class=\"server failing\"").count(), 4, "{dom}");
+        // Two blocked, two unreachable, one requiring auth.
+        assert_eq!(
+            dom.matches("<tr class=\"server failing\"").count(),
+            5,
+            "{dom}"
+        );
         assert!(dom.contains(&format!(
             "<code>{}</code>",
             hostile_entry.replace('<', "&lt;").replace('>', "&gt;")
@@ -326,7 +353,10 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
     // A damaged record: the page and the API still answer, with a note.
     std::fs::write(&key, b"{\"format\": 1, \"servers\": [").unwrap();
     let page = get_page(&format!("{base}/?ledger=fleet")).await;
-    assert!(page.contains("id=\"status-note\""), "no note about the status record");
+    assert!(
+        page.contains("id=\"status-note\""),
+        "no note about the status record"
+    );
     assert!(page.contains(&format!("<code>{steady_url}</code>")));
     let listing = get_json(&api).await;
     assert!(listing["status_note"].is_string());
@@ -347,7 +377,10 @@ async fn a_sharded_watch_lists_the_statuses_of_every_shard() {
     let refused: Vec<String> = (0..3)
         .map(|_| format!("http://127.0.0.1:{}/mcp", process::free_port()))
         .collect();
-    let mut servers = vec![up.url().to_string(), "ftp://blocked.example/mcp".to_string()];
+    let mut servers = vec![
+        up.url().to_string(),
+        "ftp://blocked.example/mcp".to_string(),
+    ];
     servers.extend(refused.iter().cloned());
     let dir = RunDir::new();
     let input = json!({"servers": servers, "ledger_name": "sharded", "shards": 2});
@@ -362,7 +395,10 @@ async fn a_sharded_watch_lists_the_statuses_of_every_shard() {
     let addr = support::background::serve(serve::app(Backend::Local(storage), HostPolicy::local()));
     let listing = get_json(&format!("http://{addr}/ledgers/sharded/servers")).await;
     assert_eq!(listing["servers_total"], servers.len(), "{listing:#}");
-    assert_eq!(listed(&listing, up.url().as_str())["status"]["state"], "healthy");
+    assert_eq!(
+        listed(&listing, up.url().as_str())["status"]["state"],
+        "healthy"
+    );
     assert_eq!(
         listed(&listing, "ftp://blocked.example/mcp")["status"]["state"],
         "blocked"

@@ -137,9 +137,14 @@ pub const SHARDS_KEY_PREFIX: &str = "shards.";
 /// record of the same store; such names are refused as input.
 pub fn is_reserved_name(ledger_name: &str) -> bool {
     let status = crate::server_status::STATUS_KEY_PREFIX;
-    [SURFACE_KEY_PREFIX, INSIGHT_KEY_PREFIX, SHARDS_KEY_PREFIX, status]
-        .iter()
-        .any(|prefix| ledger_name.starts_with(prefix))
+    [
+        SURFACE_KEY_PREFIX,
+        INSIGHT_KEY_PREFIX,
+        SHARDS_KEY_PREFIX,
+        status,
+    ]
+    .iter()
+    .any(|prefix| ledger_name.starts_with(prefix))
 }
 
 /// The ledger index names among the keys of the ledger store: every key that is not a

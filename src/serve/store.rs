@@ -14,11 +14,11 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::error::ServeError;
+use super::statuses::{self, Statuses};
 pub use super::views::{
     ChangeView, ChangesView, FleetChange, LedgersView, ServerDetail, ServerView, ServersView,
     StatusView, SurfaceView,
 };
-use super::statuses::{self, Statuses};
 use super::views::{change_view, server_view, status_view, unread_server_view, wire_name};
 use crate::input::MAX_SHARDS;
 use crate::input::is_valid_record_key;
@@ -295,20 +295,21 @@ impl<S: Storage> LedgerReader<S> {
     ) -> Result<ServerDetail, ServeError> {
         let found = self.ledger_of(ledger_name, server_url).await;
         let statuses = statuses::load(&self.storage, ledger_name).await;
-        let status = find_status(&statuses, server_url);
-        let ledger = match (found, status) {
-            (Err(ServeError::NoServer { .. }), Some(status)) => {
-                // Watched, never read: the page shows its status.
-                return Ok(ServerDetail {
-                    server: unread_server_view(status),
-                    history: Vec::new(),
-                    tools: None,
-                    instructions: None,
-                    raw_tools: Vec::new(),
-                });
-            }
-            (found, _) => found?,
+        let no_entry = match &found {
+            Ok(ledger) => find_entry(ledger, server_url).is_err(),
+            Err(error) => matches!(error, ServeError::NoServer { .. }),
         };
+        if let Some(status) = find_status(&statuses, server_url).filter(|_| no_entry) {
+            // Watched, never read: the page shows its status.
+            return Ok(ServerDetail {
+                server: unread_server_view(status),
+                history: Vec::new(),
+                tools: None,
+                instructions: None,
+                raw_tools: Vec::new(),
+            });
+        }
+        let ledger = found?;
         let entry = find_entry(&ledger, server_url)?;
         let status = find_status(&statuses, &entry.server_url).map(status_view);
         let surface = self.stored_surface(entry).await.ok().flatten();

@@ -91,7 +91,11 @@ fn stats(body: &mut String, servers: &ServersView, changes: &[FleetChange]) {
         servers
             .servers
             .iter()
-            .filter(|s| s.status.as_ref().is_some_and(|status| status.state == state))
+            .filter(|s| {
+                s.status
+                    .as_ref()
+                    .is_some_and(|status| status.state == state)
+            })
             .count()
     };
     body.push_str("<ul class=\"stats\" id=\"summary\">\n");
@@ -107,7 +111,11 @@ fn stats(body: &mut String, servers: &ServersView, changes: &[FleetChange]) {
         ("over_budget", "over budget"),
     ] {
         let count = in_state(state);
-        let class = if count > 0 { " class=\"status-bad\"" } else { "" };
+        let class = if count > 0 {
+            " class=\"status-bad\""
+        } else {
+            ""
+        };
         let _ = writeln!(
             body,
             "<li data-stat=\"{state}\"{class}><span class=\"num\">{count}</span>{label}</li>"
@@ -215,7 +223,12 @@ fn row(body: &mut String, nav: &Nav, server: &ServerView) {
          <td data-label=\"Risk\">{risk}</td><td data-label=\"Last change\">{last_change}</td>\
          <td data-label=\"First seen\">{first_seen}</td></tr>",
         if failing { " failing" } else { "" },
-        escape(server.status.as_ref().map_or("unknown", |s| s.state.as_str())),
+        escape(
+            server
+                .status
+                .as_ref()
+                .map_or("unknown", |s| s.state.as_str())
+        ),
         nav.href("server", &query),
         escape(url),
         status_cell(server.status.as_ref()),

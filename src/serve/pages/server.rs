@@ -139,7 +139,12 @@ fn facts(body: &mut String, nav: &Nav, detail: &ServerDetail, url: &str, view: &
         server.tools_total,
         super::fleet::status_cell(server.status.as_ref()),
         when(server.first_seen.as_ref()),
-        when(server.status.as_ref().map_or(server.last_seen.as_ref(), |s| s.last_read.as_ref())),
+        when(
+            server
+                .status
+                .as_ref()
+                .map_or(server.last_seen.as_ref(), |s| s.last_read.as_ref())
+        ),
         json("surface"),
         json("changes"),
     );
@@ -148,7 +153,12 @@ fn facts(body: &mut String, nav: &Nav, detail: &ServerDetail, url: &str, view: &
 /// The loud line of a server the last run did not read without a problem: the stored surface
 /// below is an older read's, not the server as it is now.
 fn status_alert(body: &mut String, detail: &ServerDetail) {
-    let Some(status) = detail.server.status.as_ref().filter(|s| s.state != "healthy") else {
+    let Some(status) = detail
+        .server
+        .status
+        .as_ref()
+        .filter(|s| s.state != "healthy")
+    else {
         return;
     };
     let read = match (&status.last_read, detail.server.first_seen) {
