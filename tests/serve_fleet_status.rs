@@ -241,7 +241,7 @@ async fn the_fleet_lists_every_watched_server_with_its_last_status() {
     );
     assert_eq!(time(&still["checked_at"]), run2);
     assert_eq!(
-        time(&listed(&second, &auth.url.to_string())["status"]["since"]),
+        time(&listed(&second, auth.url.as_str())["status"]["since"]),
         run1
     );
     let read_now = &listed(&second, over_url.as_str())["status"];

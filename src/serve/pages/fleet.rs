@@ -178,7 +178,8 @@ fn row(body: &mut String, nav: &Nav, server: &ServerView) {
         None => "<span class=\"muted\">none</span>".to_string(),
     };
     let failing = server.status.as_ref().is_some_and(|s| s.state != "healthy");
-    let never_read = server.first_seen.is_none();
+    // A server never read, or whose entry holds only its auth state, has no surface to show.
+    let never_read = server.first_seen.is_none() || server.tool_digest.is_none();
     let json = if never_read {
         String::new()
     } else {
