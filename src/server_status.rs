@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::Ledger;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
 use crate::reason::ReasonCode;
 use crate::report::{LedgerStatus, ServerRow};
@@ -321,28 +320,23 @@ impl StatusRecord {
 }
 
 /// Writes the status record of a finished run (after its ledger index): the statuses of
-/// `rows`, carried over from the record the previous run left. Never fails the run; a
-/// problem is logged.
+/// `rows`, carried over from the record the previous run left; `last_seen` gives a ledger
+/// entry's `last_seen` by key. Never fails the run; a problem is logged.
 pub async fn record_run(
     storage: &impl Storage,
-    ledger: &Ledger,
+    ledger_name: &str,
     run_at: DateTime<Utc>,
     rows: &[ServerRow],
+    last_seen: impl Fn(&str) -> Option<DateTime<Utc>>,
 ) {
-    let previous = match StatusRecord::load(storage, &ledger.ledger_name).await {
+    let previous = match StatusRecord::load(storage, ledger_name).await {
         Ok(previous) => previous,
         Err(error) => {
             tracing::warn!(%error, "the previous status record is not used");
             None
         }
     };
-    let record = next_record(
-        &ledger.ledger_name,
-        run_at,
-        rows,
-        previous.as_ref(),
-        |key| ledger.entry(key).map(|entry| entry.last_seen),
-    );
+    let record = next_record(ledger_name, run_at, rows, previous.as_ref(), last_seen);
     if let Err(error) = record.save(storage).await {
         tracing::warn!(%error, "the servers' status record was not written");
     }

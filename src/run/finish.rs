@@ -117,7 +117,9 @@ pub(super) async fn finish<S: Storage>(
     insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
     insight.save(storage, &input.ledger_name).await;
     ledger.write(storage, index).await?;
-    crate::server_status::record_run(storage, ledger, *now, &server_rows).await;
+    let last_seen = |key: &str| ledger.entry(key).map(|entry| entry.last_seen);
+    crate::server_status::record_run(storage, &input.ledger_name, *now, &server_rows, last_seen)
+        .await;
     match crate::sweep::sweep(storage, Utc::now()).await {
         Ok(0) => {}
         Ok(deleted) => tracing::info!(deleted, "unreferenced surface records swept"),
