@@ -563,6 +563,8 @@ mod tests {
             "fleet-shard-x",
             "other-shard-1",
             "surface-sweep-journal",
+            "status.DEFAULT",
+            "status.fleet-shard-1",
         ]
         .into_iter()
         .map(str::to_string)
