@@ -391,6 +391,9 @@ async fn a_sharded_watch_lists_the_statuses_of_every_shard() {
         .filter(|name| dir.ledger_bytes(&format!("status.{name}")).is_some())
         .count();
     assert!(records >= 1);
+    // The coordinator's own record: the rows no shard makes (none here).
+    let own: Value = serde_json::from_slice(&dir.ledger_bytes("status.sharded").unwrap()).unwrap();
+    assert_eq!(own["servers"], json!([]));
     let storage = LocalStorage::open_existing(dir.root());
     let addr = support::background::serve(serve::app(Backend::Local(storage), HostPolicy::local()));
     let listing = get_json(&format!("http://{addr}/ledgers/sharded/servers")).await;

@@ -2,9 +2,10 @@
 //! it: which status records stand for the watch, merged into one status per ledger key.
 //!
 //! A plain watch has one record, `status.<ledger_name>`. A sharded watch has one per shard
-//! ledger; only the shards of its current round count, and of each record only the servers
-//! the round places in that shard, so the record a retired shard or a moved server left
-//! behind is never shown as current. A record that cannot be read is a note, never an error:
+//! ledger, and its coordinator writes the watch's own with the rows no shard makes (registry
+//! URL templates); only the shards of its current round count, and of each record only the
+//! servers the round places in that shard (of the coordinator's, those it places nowhere), so
+//! the record a retired shard or a moved server left behind is never shown as current. A record that cannot be read is a note, never an error:
 //! the pages and the API still answer from the ledger.
 
 use std::collections::HashMap;
@@ -14,7 +15,7 @@ use serde_json::Value;
 
 use crate::platform::Storage;
 use crate::server_status::{MAX_STATUS_SERVERS, ServerStatus, StatusRecord};
-use crate::shard::plan::location_ledger_name;
+use crate::shard::plan::{PLAIN, location_ledger_name};
 use crate::shard::round::Round;
 
 /// The merged statuses of one watch.
@@ -32,9 +33,11 @@ pub(super) struct Statuses {
 pub(super) async fn load(storage: &impl Storage, ledger_name: &str) -> Statuses {
     let round = Round::load(storage, ledger_name).await;
     let sharded = round.as_ref().filter(|round| round.of > 1);
+    // A sharded watch: each shard's record, and the coordinator's own (the registry
+    // templates, which no shard reads), which is the watch's.
     let locations: Vec<usize> = match sharded {
-        Some(round) => (1..=round.of).collect(),
-        None => vec![crate::shard::plan::PLAIN],
+        Some(round) => std::iter::once(PLAIN).chain(1..=round.of).collect(),
+        None => vec![PLAIN],
     };
     let mut statuses = Statuses::default();
     let mut problems = Vec::new();
@@ -54,10 +57,13 @@ pub(super) async fn load(storage: &impl Storage, ledger_name: &str) -> Statuses 
                  servers; the rest are not shown"
             ));
         }
+        // Of the coordinator's record, only servers no shard holds (a record a plain run left
+        // before the watch had shards is replaced by the coordinator's every round).
         let placed_here = |status: &ServerStatus| match sharded {
             Some(round) if !round.placement.shards.is_empty() => {
                 let server = Value::String(status.server_url.clone());
-                round.placement.shard_of(&server) == Some(location)
+                let shard = round.placement.shard_of(&server);
+                shard == Some(location) || (location == PLAIN && shard.is_none())
             }
             _ => true,
         };
