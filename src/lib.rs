@@ -29,6 +29,8 @@
 //!   assessed again.
 //! - [`fuzzing`]: one entry point per fuzz target (the parsers that read hostile input).
 //! - [`reason`]: the reason codes, mapped from every error in one place.
+//! - [`server_status`]: the last run's status of every watched server (reason code, since when,
+//!   last read), kept beside the ledger for the fleet page.
 //! - [`serve`]: the read-only HTTP API and MCP endpoint over the ledger (`serve`, Standby mode).
 //! - [`risk`]: capabilities, risk, poisoning markers, annotation and schema findings, rename hints.
 
@@ -53,6 +55,7 @@ pub mod report;
 pub mod risk;
 pub mod run;
 pub mod serve;
+pub mod server_status;
 pub mod shard;
 pub mod surface;
 pub mod sweep;

@@ -97,7 +97,8 @@ fn assert_key_shape(key: &str, event: &str) {
 
 /// Checks the requests of one run (`requests` are only that run's): INPUT first, one
 /// get-or-create of the ledger store before its first use, surface records and dataset pushes
-/// before the single ledger PUT, the terminal status message last. Returns the pushed rows.
+/// before the single ledger PUT, the servers' status record after it, the terminal status
+/// message last. Returns the pushed rows.
 fn assert_run_order(requests: &[platform_fake::Recorded], ledger_store: &str) -> Vec<Value> {
     assert_eq!(requests[0].method, Method::GET);
     assert_eq!(
@@ -154,6 +155,14 @@ fn assert_run_order(requests: &[platform_fake::Recorded], ledger_store: &str) ->
         .collect();
     assert!(insight_puts.len() <= 1, "insight PUTs at {insight_puts:?}");
     assert!(insight_puts.iter().all(|&i| i < ledger_put));
+    // The servers' status record: written once, after the index it describes.
+    let status = only_position(requests, "PUT of the status record", |r| {
+        r.method == Method::PUT && r.path == format!("{ledger_prefix}status.fleet")
+    });
+    assert!(ledger_put < status, "the status record before the index");
+    let status_body = requests[status].json();
+    assert_eq!(status_body["ledger_name"], "fleet");
+    assert!(!status_body["servers"].as_array().unwrap().is_empty());
     let last = requests.last().unwrap();
     assert_eq!(
         (last.method.clone(), last.path.as_str()),

@@ -181,7 +181,8 @@ impl Checker {
 
     pub(super) fn ledger_name(&mut self, map: &Map<String, Value>, shards: usize) -> String {
         let rule = "must be 1 to 100 characters from a-z A-Z 0-9 and ! - _ . ' ( ), \
-                    and must not start with \"surface-\" or \"insight.\" (reserved for the ledger's own records)";
+                    and must not start with \"surface-\", \"insight.\", \"shards.\" or \"status.\" \
+                    (reserved for the ledger's own records)";
         match map.get("ledger_name") {
             None | Some(Value::Null) => "DEFAULT".to_string(),
             Some(Value::String(name)) if shards != 1 && name.len() > MAX_SHARDED_LEDGER_NAME => {

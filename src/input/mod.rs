@@ -449,12 +449,13 @@ mod tests {
             "insight.DEFAULT",
             "insight.",
             "shards.DEFAULT",
+            "status.DEFAULT",
         ] {
             let err = Input::from_value(Some(&json!({"ledger_name": name}))).unwrap_err();
             assert_eq!(err.fields(), vec!["ledger_name"], "{name}");
             assert!(err.to_string().contains("reserved"), "{err}");
         }
-        for name in ["surfaces", "insight", "my-insight.x", "surface_1"] {
+        for name in ["surfaces", "insight", "my-insight.x", "surface_1", "status"] {
             let input = Input::from_value(Some(&json!({"ledger_name": name}))).unwrap();
             assert_eq!(input.ledger_name, name);
         }

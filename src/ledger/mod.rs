@@ -29,6 +29,7 @@ pub use surface_record::{SURFACE_FORMAT, StoredSurface, check_surface};
 use crate::diff::{AuthState, Change};
 use crate::mcp::Era;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
+use crate::server_status::STATUS_KEY_PREFIX as STATUS_PREFIX;
 use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Sha256Digest, Surface};
 
 /// Version of the index record format this build writes and reads.
@@ -133,16 +134,22 @@ pub const INSIGHT_KEY_PREFIX: &str = "insight.";
 /// Key prefix of the round records of sharded watches ([`crate::shard`]).
 pub const SHARDS_KEY_PREFIX: &str = "shards.";
 
-/// Whether `ledger_name` would share its key with a surface, insight or shard-round record of
-/// the same store; such names are refused as input.
+/// Whether `ledger_name` would share its key with a surface, insight, shard-round or status
+/// record of the same store; such names are refused as input.
 pub fn is_reserved_name(ledger_name: &str) -> bool {
-    [SURFACE_KEY_PREFIX, INSIGHT_KEY_PREFIX, SHARDS_KEY_PREFIX]
+    let prefixes = [
+        SURFACE_KEY_PREFIX,
+        INSIGHT_KEY_PREFIX,
+        SHARDS_KEY_PREFIX,
+        STATUS_PREFIX,
+    ];
+    prefixes
         .iter()
         .any(|prefix| ledger_name.starts_with(prefix))
 }
 
 /// The ledger index names among the keys of the ledger store: every key that is not a
-/// surface record, insight cache or shard round (shard ledgers are named one by one).
+/// surface record, insight cache, shard round or status record (shard ledgers one by one).
 pub fn index_names(keys: &[String]) -> Vec<String> {
     let mut names: Vec<String> = keys
         .iter()

@@ -1,5 +1,6 @@
 //! Stage 4, finishing: rows in input order, the summary row, OUTPUT, REPORT, the insight cache,
-//! the ledger index (last, once) and the sweep; the terminal status message.
+//! the ledger index (last, once), the servers' status record and the sweep; the terminal
+//! status message.
 
 use chrono::Utc;
 
@@ -27,6 +28,7 @@ pub(super) async fn finish<S: Storage>(
         insight,
         input,
         options,
+        now,
         ..
     } = ctx;
     let (storage, charging) = (*storage, *charging);
@@ -117,6 +119,9 @@ pub(super) async fn finish<S: Storage>(
     insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
     insight.save(storage, &input.ledger_name).await;
     ledger.write(storage, index).await?;
+    let last_seen = |key: &str| ledger.entry(key).map(|entry| entry.last_seen);
+    crate::server_status::record_run(storage, &input.ledger_name, *now, &server_rows, last_seen)
+        .await;
     match crate::sweep::sweep(storage, Utc::now()).await {
         Ok(0) => {}
         Ok(deleted) => tracing::info!(deleted, "unreferenced surface records swept"),

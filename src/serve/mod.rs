@@ -8,6 +8,7 @@
 //!
 //! - [`backend`]: the storage read (local layout or Apify API), with every write refused.
 //! - [`store`]: reading ledgers through [`crate::ledger`]: servers, history, stored surface.
+//! - `statuses`: the last run's status of each server ([`crate::server_status`]) of a watch.
 //! - [`compare`]: the `diff` rows between two documents sent by the caller.
 //! - [`api`]: the HTTP routes and their JSON errors.
 //! - [`tools`]: the MCP tools (`rmcp`, Streamable HTTP, stateless).
@@ -30,6 +31,7 @@ pub mod guard;
 pub mod hosts;
 pub mod pages;
 pub mod schema;
+mod statuses;
 pub mod store;
 pub mod tools;
 pub mod views;

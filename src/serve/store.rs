@@ -14,11 +14,14 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::error::ServeError;
+use super::statuses::{self, Statuses};
 pub use super::views::{
     ChangeView, ChangesView, FleetChange, LedgersView, ServerDetail, ServerView, ServersView,
-    SurfaceView,
+    StatusView, SurfaceView,
 };
-use super::views::{Risks, change_view, server_view, wire_name};
+use super::views::{
+    Risks, change_view, server_view, status_view, unread_server_view, wire_name,
+};
 use crate::input::MAX_SHARDS;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
@@ -63,6 +66,11 @@ impl<S: Storage> LedgerReader<S> {
 
     async fn servers_named(&self, ledger_name: &str) -> Result<ServersView, ServeError> {
         let ledgers = self.ledgers(ledger_name).await?;
+        let Statuses {
+            mut by_key,
+            run_at,
+            note,
+        } = statuses::load(&self.storage, ledger_name).await;
         let mut servers = Vec::new();
         let mut updated_at = None;
         let mut chain_alerts = Vec::new();
@@ -74,16 +82,24 @@ impl<S: Storage> LedgerReader<S> {
             let mut insight = None;
             for entry in ledger.servers.values() {
                 let risk = self.risk_of(&ledger.ledger_name, entry, &mut insight).await;
-                servers.push(server_view(entry, risk));
+                let mut view = server_view(entry, risk);
+                view.status = by_key.remove(&entry.server_url).as_ref().map(status_view);
+                servers.push(view);
             }
             updated_at = updated_at.max(Some(ledger.updated_at));
         }
+        // Servers the last run watched but never read have no entry: listed with their status.
+        let mut unread: Vec<_> = by_key.into_values().collect();
+        unread.sort_by(|a, b| a.server_url.cmp(&b.server_url));
+        servers.extend(unread.iter().map(unread_server_view));
         Ok(ServersView {
             ledger_name: ledger_name.to_string(),
             updated_at: updated_at.unwrap_or_else(Utc::now),
             servers_total: servers.len(),
             servers,
             chain_alerts,
+            last_run_at: run_at,
+            status_note: note,
             note: None,
         })
     }
@@ -279,8 +295,25 @@ impl<S: Storage> LedgerReader<S> {
         ledger_name: &str,
         server_url: &str,
     ) -> Result<ServerDetail, ServeError> {
-        let ledger = self.ledger_of(ledger_name, server_url).await?;
+        let found = self.ledger_of(ledger_name, server_url).await;
+        let statuses = statuses::load(&self.storage, ledger_name).await;
+        let no_entry = match &found {
+            Ok(ledger) => find_entry(ledger, server_url).is_err(),
+            Err(error) => matches!(error, ServeError::NoServer { .. }),
+        };
+        if let Some(status) = find_status(&statuses, server_url).filter(|_| no_entry) {
+            // Watched, never read: the page shows its status.
+            return Ok(ServerDetail {
+                server: unread_server_view(status),
+                history: Vec::new(),
+                tools: None,
+                instructions: None,
+                raw_tools: Vec::new(),
+            });
+        }
+        let ledger = found?;
         let entry = find_entry(&ledger, server_url)?;
+        let status = find_status(&statuses, &entry.server_url).map(status_view);
         let surface = self.stored_surface(entry).await.ok().flatten();
         let tools = surface.as_ref().map(|surface| {
             let mut summaries = summarize_tools(surface);
@@ -295,8 +328,10 @@ impl<S: Storage> LedgerReader<S> {
             .as_ref()
             .map(|surface| surface.tools.iter().map(|tool| tool.raw.clone()).collect())
             .unwrap_or_default();
+        let mut server = server_view(entry, risk);
+        server.status = status;
         Ok(ServerDetail {
-            server: server_view(entry, risk),
+            server,
             history: entry.history.iter().map(change_view).collect(),
             tools,
             instructions: surface.and_then(|surface| surface.identity.instructions),
@@ -489,6 +524,17 @@ fn check_ledger_name(ledger_name: &str) -> Result<(), ServeError> {
     }
 }
 
+/// The last status of `server_url`, as given or in its normalized URL form.
+fn find_status<'a>(
+    statuses: &'a Statuses,
+    server_url: &str,
+) -> Option<&'a crate::server_status::ServerStatus> {
+    statuses.by_key.get(server_url).or_else(|| {
+        let normalized = url::Url::parse(server_url).ok()?.to_string();
+        statuses.by_key.get(&normalized)
+    })
+}
+
 /// The entry of `server_url`, as given or in its normalized URL form.
 fn find_entry<'a>(ledger: &'a Ledger, server_url: &str) -> Result<&'a Entry, ServeError> {
     ledger
@@ -519,6 +565,8 @@ mod tests {
             "fleet-shard-x",
             "other-shard-1",
             "surface-sweep-journal",
+            "status.DEFAULT",
+            "status.fleet-shard-1",
         ]
         .into_iter()
         .map(str::to_string)

@@ -115,8 +115,9 @@ impl LedgerTools {
             .map_err(|e| e.to_string())
     }
 
-    /// Lists the MCP servers a ledger watches: identity, tool digest, risk, first seen, last
-    /// change.
+    /// Lists the MCP servers a ledger watches, every server of the last run included (read or
+    /// not): identity, tool digest, risk, first seen, last change, and the last status (reason
+    /// code, since when, last read); a server whose last read failed says so in `status`.
     #[tool(annotations(
         title = "List watched MCP servers",
         read_only_hint = true,

@@ -11,8 +11,11 @@ use serde_json::Value;
 use crate::ledger::{ChangeValues, Entry, HistoryItem};
 use crate::report::{ToolSummaries, assumed_server_risk};
 use crate::risk::Risk;
+use crate::server_status::ServerStatus;
 
-/// One watched server, as listed.
+/// One watched server, as listed: its ledger entry, and its status after the last run.
+/// A server the last run could not read is listed with that status even when it was never
+/// read (then it has no identity, tools or `first_seen`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ServerView {
     /// The server's URL (its key in the ledger).
@@ -37,14 +40,41 @@ pub struct ServerView {
     /// The highest risk with the protocol's defaults assumed for hints the tools leave out
     /// (an unannotated tool counts as destructive); above `risk` only because of such tools.
     pub assumed_risk: Option<String>,
-    /// When the server was first read.
-    pub first_seen: DateTime<Utc>,
-    /// When the server was last read.
-    pub last_seen: DateTime<Utc>,
+    /// When the server was first read (absent for a server never read).
+    pub first_seen: Option<DateTime<Utc>>,
+    /// When the ledger entry was last updated by a read (absent for a server never read).
+    pub last_seen: Option<DateTime<Utc>>,
     /// When a change was last recorded.
     pub last_changed: Option<DateTime<Utc>>,
     /// The most recent recorded change.
     pub last_change: Option<ChangeView>,
+    /// The server's status after the last run that watched it; absent when no run of this
+    /// build looked at it since (a ledger written before status records, or a server no
+    /// longer in the watch's input).
+    pub status: Option<StatusView>,
+}
+
+/// A server's status after the last run that watched it (the record `status.<ledger_name>`
+/// beside the ledger).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusView {
+    /// What the status says: `healthy`, `degraded` (read, but its stored baseline could not
+    /// be used), `unreachable`, `auth_required`, `blocked`, `over_budget` or `not_read` (on
+    /// purpose, e.g. a registry URL template).
+    pub state: String,
+    /// The last run's reason code (`OK` when it was read without a problem).
+    pub reason_code: String,
+    /// Whether the last run read the surface. When not, the tools and risk listed are those of
+    /// the last read, not of the server as it is now.
+    pub ok: bool,
+    /// The last run's error, in words (shortened).
+    pub error: Option<String>,
+    /// Since when the server has had this reason code.
+    pub since: DateTime<Utc>,
+    /// When its surface was last read (absent: never).
+    pub last_read: Option<DateTime<Utc>>,
+    /// When the last run looked at it.
+    pub checked_at: DateTime<Utc>,
 }
 
 /// One remembered change of a server.
@@ -82,6 +112,12 @@ pub struct ServersView {
     /// One loud sentence per ledger whose chain is not intact (broken, started again by a
     /// run, or adopted), naming the ledger; empty when every chain checks.
     pub chain_alerts: Vec<String>,
+    /// When the last run that left the servers' statuses started (absent without one).
+    pub last_run_at: Option<DateTime<Utc>>,
+    /// Set when a status record could not be read (the servers are then listed from the
+    /// ledger, without that status): says which and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_note: Option<String>,
     /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
     /// only ledger was answered instead: says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,7 +228,7 @@ impl Risks {
     }
 }
 
-/// The listing of one entry, with its risks when known.
+/// The listing of one entry, with its risks when known (and no status yet).
 pub(super) fn server_view(entry: &Entry, risks: Option<Risks>) -> ServerView {
     ServerView {
         server_url: entry.server_url.clone(),
@@ -205,10 +241,45 @@ pub(super) fn server_view(entry: &Entry, risks: Option<Risks>) -> ServerView {
         tools_total: entry.tools_total,
         risk: risks.map(|r| wire_name(&r.declared)),
         assumed_risk: risks.map(|r| wire_name(&r.assumed)),
-        first_seen: entry.first_seen,
-        last_seen: entry.last_seen,
+        first_seen: Some(entry.first_seen),
+        last_seen: Some(entry.last_seen),
         last_changed: entry.last_changed,
         last_change: entry.history.last().map(change_view),
+        status: None,
+    }
+}
+
+/// The listing of a server the last run watched that has no ledger entry (never read).
+pub(super) fn unread_server_view(status: &ServerStatus) -> ServerView {
+    ServerView {
+        server_url: status.server_url.clone(),
+        server_name: None,
+        server_title: None,
+        server_version: None,
+        protocol_version: None,
+        transport: None,
+        tool_digest: None,
+        tools_total: 0,
+        risk: None,
+        assumed_risk: None,
+        first_seen: None,
+        last_seen: None,
+        last_changed: None,
+        last_change: None,
+        status: Some(status_view(status)),
+    }
+}
+
+/// A server's last status as the API shows it.
+pub(super) fn status_view(status: &ServerStatus) -> StatusView {
+    StatusView {
+        state: status.class().as_str().to_string(),
+        reason_code: status.reason_code.clone(),
+        ok: status.ok,
+        error: status.error.clone(),
+        since: status.since,
+        last_read: status.last_read,
+        checked_at: status.checked_at,
     }
 }
 

@@ -107,6 +107,7 @@ pub async fn coordinate(
         // Shards in this process would charge nothing through the platform.
         return Err(ShardError::NoActorId.into());
     }
+    let started = Utc::now();
     let client = run::http_client(&input, options)?;
     let fleet = run::gather_fleet(storage, &client, &input).await;
     if let Err(error) = charging.charge(EVENT_RUN_START, 1).await {
@@ -182,8 +183,13 @@ pub async fn coordinate(
     let mut round = Round::new(of, started_at, merged.records.clone(), previous.placement);
     round.forget_changes_when_complete();
     let chosen = (input.shards == AUTO_SHARDS).then_some(of);
+    // The watch's own status record holds the rows no shard makes (registry templates).
+    let own_rows = merged.own_rows.clone();
     let summary =
         write_merged(storage, charging, (&input, options), &fleet, chosen, merged).await?;
+    let no_entry = |_: &str| None;
+    crate::server_status::record_run(storage, &input.ledger_name, started, &own_rows, no_entry)
+        .await;
     round.save(storage, &input.ledger_name).await?;
     Ok(RunOutcome {
         summary,

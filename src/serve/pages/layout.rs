@@ -46,6 +46,10 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px;
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 pre.text { white-space: pre-wrap; background: #fff; border: 1px solid var(--line); padding: 8px; border-radius: 4px; }
 ul.findings { margin: 0; padding-left: 18px; font-size: 12px; }
+tr.server.failing, tr.server.failing:nth-child(even) { background: var(--high-bg); }
+tr.server.failing td:first-child { border-left: 4px solid var(--high); }
+.stats li.status-bad { border-color: var(--high); }
+td.status .error { font-size: 12px; }
 @media (max-width: 640px) {
   table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; }
   table.cards thead { display: none; }

@@ -18,6 +18,7 @@ pub fn render(nav: &Nav, detail: &ServerDetail) -> String {
     let server = &detail.server;
     let (url, view) = split_view(&server.server_url);
     let mut body = String::with_capacity(8192 + detail.history.len() * 1024);
+    status_alert(&mut body, detail);
     facts(&mut body, nav, detail, url, view);
     if let Some(instructions) = &detail.instructions {
         let _ = writeln!(
@@ -125,6 +126,7 @@ fn facts(body: &mut String, nav: &Nav, detail: &ServerDetail, url: &str, view: &
          <dt>Name</dt><dd id=\"server-name\">{}</dd><dt>Title</dt><dd>{}</dd>\
          <dt>Version</dt><dd id=\"server-version\">{}</dd><dt>Protocol</dt><dd>{}</dd>\
          <dt>Transport</dt><dd>{}</dd><dt>Risk</dt><dd>{}</dd><dt>Tools</dt><dd>{}</dd>\
+         <dt>Last status</dt><dd id=\"server-status\">{}</dd>\
          <dt>First seen</dt><dd>{}</dd><dt>Last read</dt><dd>{}</dd>\
          <dt>JSON</dt><dd><a href=\"{}\">surface</a> · <a href=\"{}\">changes</a></dd></dl>",
         escape(url),
@@ -135,11 +137,48 @@ fn facts(body: &mut String, nav: &Nav, detail: &ServerDetail, url: &str, view: &
         text(&server.transport),
         risk_badges(server.risk.as_deref(), server.assumed_risk.as_deref()),
         server.tools_total,
-        time(&server.first_seen),
-        time(&server.last_seen),
+        super::fleet::status_cell(server.status.as_ref()),
+        when(server.first_seen.as_ref()),
+        when(
+            server
+                .status
+                .as_ref()
+                .map_or(server.last_seen.as_ref(), |s| s.last_read.as_ref())
+        ),
         json("surface"),
         json("changes"),
     );
+}
+
+/// The loud line of a server the last run did not read without a problem: the stored surface
+/// below is an older read's, not the server as it is now.
+fn status_alert(body: &mut String, detail: &ServerDetail) {
+    let Some(status) = detail
+        .server
+        .status
+        .as_ref()
+        .filter(|s| s.state != "healthy")
+    else {
+        return;
+    };
+    let read = match (&status.last_read, detail.server.first_seen) {
+        (_, None) => "It has never been read.".to_string(),
+        (Some(at), _) => format!("What follows is as read {}.", time(at)),
+        (None, Some(_)) => "What follows is as last read.".to_string(),
+    };
+    let _ = writeln!(
+        body,
+        "<p class=\"chain-alert\" role=\"alert\" id=\"status-alert\">The last run did not read \
+         this server cleanly: {} since {}. {read}</p>",
+        escape(&status.reason_code),
+        time(&status.since),
+    );
+}
+
+/// A time, or `never` for a server never read.
+fn when(at: Option<&chrono::DateTime<chrono::Utc>>) -> String {
+    at.map(time)
+        .unwrap_or_else(|| "<span class=\"muted\">never</span>".to_string())
 }
 
 fn tools(body: &mut String, detail: &ServerDetail) {
