@@ -19,8 +19,8 @@ use crate::net::Credential;
 use crate::registry::RegistryQuery;
 use crate::surface::validity::json_type as type_name;
 use checker::{
-    CONCURRENCY, Checker, MAX_REDIRECTS, MAX_RESPONSE_BYTES, MAX_RUN_SECONDS, MAX_SERVER_SECONDS,
-    REQUEST_TIMEOUT, SHARDS, max_shards,
+    CONCURRENCY, Checker, HISTORY_RETENTION_DAYS, MAX_REDIRECTS, MAX_RESPONSE_BYTES,
+    MAX_RUN_SECONDS, MAX_SERVER_SECONDS, REQUEST_TIMEOUT, SHARDS, max_shards,
 };
 
 /// The four public servers read when `servers` is missing or empty.
@@ -93,6 +93,8 @@ pub struct Input {
     /// The Ed25519 key that signs each chain head of the ledger ([`crate::chain::sign`]). Its
     /// `Debug` never shows the key.
     pub ledger_signing_key: Option<Arc<crate::chain::SigningSecret>>,
+    /// How many days the ledger keeps every change and the values it refers to.
+    pub history_retention_days: u32,
 }
 
 /// One field that failed validation.
@@ -131,7 +133,7 @@ fn render_problems(problems: &[FieldProblem]) -> String {
 pub const MAX_CREDENTIALS: usize = 50;
 
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 19] = [
+pub const KNOWN_FIELDS: [&str; 20] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -151,6 +153,7 @@ pub const KNOWN_FIELDS: [&str; 19] = [
     "shards",
     "report_sarif",
     "ledger_signing_key",
+    "history_retention_days",
 ];
 
 /// Whether `key` is a valid Apify key-value store record key of at most 100 characters.
@@ -212,6 +215,7 @@ impl Input {
             shards,
             report_sarif: check.bool(map, "report_sarif", false),
             ledger_signing_key: check.signing_key(map),
+            history_retention_days: check.int(map, &HISTORY_RETENTION_DAYS) as u32,
         };
         if check.problems.is_empty() {
             Ok(input)

@@ -34,11 +34,12 @@ fn unreadable_and_future_records_are_refused() {
 }
 
 #[test]
-fn apply_keeps_first_seen_caps_history_and_auth_only_keeps_surface() {
+fn apply_keeps_first_seen_and_history_and_auth_only_keeps_surface() {
     let mut ledger = Ledger::empty("DEFAULT");
     let s = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
     fn update(s: &Surface) -> Update<'_> {
         Update::Readable {
+            previous: None,
             surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
             tool_digest: s.tool_digest(),
             surface: s,
@@ -81,7 +82,11 @@ fn apply_keeps_first_seen_caps_history_and_auth_only_keeps_surface() {
     assert_eq!(entry.first_seen, at(0));
     assert_eq!(entry.last_seen, at(20));
     assert_eq!(entry.last_changed, Some(at(10)));
-    assert_eq!(entry.history.len(), MAX_HISTORY);
+    assert_eq!(
+        entry.history.len(),
+        60,
+        "every change within the retention period"
+    );
     assert!(entry.auth.auth_required);
     assert_eq!(entry.tool_digest, Some(s.tool_digest()));
 }
@@ -105,6 +110,7 @@ fn eviction_drops_the_least_recently_seen() {
         "https://s0.example/mcp",
         at(10_000),
         Update::Readable {
+            previous: None,
             surface: &s,
             tool_digest: s.tool_digest(),
             surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
@@ -197,6 +203,7 @@ fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
     ]);
     let s = surface(tools);
     let update = Update::Readable {
+        previous: None,
         surface: &s,
         tool_digest: s.tool_digest(),
         surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),

@@ -133,17 +133,19 @@ impl<S: Storage> LedgerReader<S> {
         })
     }
 
-    /// The stored surface of one server (of the store's only ledger instead of a missing
-    /// default, [`Self::instead_of`]).
+    /// The stored surface of one server, or the surface it served at `at`, rebuilt from the
+    /// stored one and the kept values ([`ledger::past`]) (of the store's only ledger instead
+    /// of a missing default, [`Self::instead_of`]).
     pub async fn surface(
         &self,
         ledger_name: &str,
         server_url: &str,
+        at: Option<DateTime<Utc>>,
     ) -> Result<SurfaceView, ServeError> {
-        match self.surface_named(ledger_name, server_url).await {
+        match self.surface_named(ledger_name, server_url, at).await {
             Err(ServeError::NoLedger(_)) => {
                 let (name, note) = self.instead_of(ledger_name).await?;
-                let mut view = self.surface_named(&name, server_url).await?;
+                let mut view = self.surface_named(&name, server_url, at).await?;
                 view.note = Some(note);
                 Ok(view)
             }
@@ -155,26 +157,25 @@ impl<S: Storage> LedgerReader<S> {
         &self,
         ledger_name: &str,
         server_url: &str,
+        at: Option<DateTime<Utc>>,
     ) -> Result<SurfaceView, ServeError> {
         let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
-        let surface = self
-            .stored_surface(entry)
-            .await?
-            .ok_or_else(|| ServeError::NoSurface(entry.server_url.clone()))?;
+        let Some(at) = at else {
+            let surface = self
+                .stored_surface(entry)
+                .await?
+                .ok_or_else(|| ServeError::NoSurface(entry.server_url.clone()))?;
+            let risk = summarize_tools(&surface).1;
+            self.remember(entry, risk);
+            return Ok(surface_view(&ledger, entry, &surface, risk, None));
+        };
+        let mut packs = ledger::PackReader::default();
+        let surface = ledger::past::surface_at(&self.storage, entry, at, &mut packs)
+            .await
+            .map_err(past_error)?;
         let risk = summarize_tools(&surface).1;
-        self.remember(entry, risk);
-        Ok(SurfaceView {
-            ledger_name: ledger.ledger_name.clone(),
-            server_url: entry.server_url.clone(),
-            tool_digest: entry.tool_digest.clone(),
-            surface_key: entry.surface_key.clone(),
-            identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
-            risk: wire_name(&risk),
-            tools_total: surface.tools.len(),
-            tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
-            note: None,
-        })
+        Ok(surface_view(&ledger, entry, &surface, risk, Some(at)))
     }
 
     /// The ledger names of the store, sorted: every index record, except that the shard
@@ -528,5 +529,49 @@ mod tests {
             vec!["DEFAULT", "fleet", "fleet-shard-x", "other-shard-1"]
         );
         assert!(ledger_names_of(&[]).is_empty());
+    }
+}
+
+/// The answer of the surface route: `entry`'s surface `surface` (the stored one, or the one
+/// served at `at`).
+fn surface_view(
+    ledger: &Ledger,
+    entry: &Entry,
+    surface: &Surface,
+    risk: Risk,
+    at: Option<DateTime<Utc>>,
+) -> SurfaceView {
+    let (tool_digest, surface_key) = match at {
+        None => (entry.tool_digest.clone(), entry.surface_key.clone()),
+        Some(_) => {
+            let digest = surface.tool_digest();
+            let key = ledger::StoredSurface::key_for(&surface.identity, &digest);
+            (Some(digest), Some(key))
+        }
+    };
+    SurfaceView {
+        ledger_name: ledger.ledger_name.clone(),
+        server_url: entry.server_url.clone(),
+        at,
+        tool_digest,
+        surface_key,
+        identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
+        risk: wire_name(&risk),
+        tools_total: surface.tools.len(),
+        tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+        note: None,
+    }
+}
+
+/// The answer to a past surface that cannot be given.
+fn past_error(error: ledger::PastError) -> ServeError {
+    use ledger::PastError;
+    match error {
+        PastError::NotWatched(_) | PastError::NotKept(_) | PastError::NoSurface => {
+            ServeError::NotKept(error.to_string())
+        }
+        PastError::Ledger(_) | PastError::Value(_) | PastError::Mismatch { .. } => {
+            ServeError::LedgerUnreadable(error.to_string())
+        }
     }
 }

@@ -72,7 +72,7 @@ pub fn render_remembered(body: &mut String, server_url: &str, change: &ChangeVie
 
 fn side<'a>(kept: Option<&'a KeptValue>, value: Option<&'a Value>) -> Side<'a> {
     match kept {
-        Some(KeptValue::Digest { bytes, sha256 }) => Side::NotKept {
+        Some(KeptValue::Digest { bytes, sha256, .. }) => Side::NotKept {
             bytes: *bytes,
             sha256,
         },
@@ -262,6 +262,7 @@ mod tests {
             old: Some(KeptValue::Digest {
                 bytes: 2048,
                 sha256: "<ab>".into(),
+                pack: None,
             }),
             new: None,
         }));
