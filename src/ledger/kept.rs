@@ -118,3 +118,22 @@ impl Ledger {
         known
     }
 }
+
+/// The whole value `kept` stands for: inline, or read from its pack and checked against its
+/// digest. `Ok(None)` for a value named by digest that no pack keeps (items written before
+/// values were kept).
+pub async fn resolve(
+    storage: &impl Storage,
+    packs: &mut super::PackReader,
+    kept: &KeptValue,
+) -> Result<Option<serde_json::Value>, super::ValueError> {
+    match kept {
+        KeptValue::Whole { .. } => Ok(kept.value()),
+        KeptValue::Digest { pack: None, .. } => Ok(None),
+        KeptValue::Digest {
+            sha256,
+            pack: Some(pack),
+            ..
+        } => packs.value(storage, Some(pack), sha256).await.map(Some),
+    }
+}

@@ -27,6 +27,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use history::{ChangeValues, HistoryItem, KeptValue, MAX_KEPT_VALUE_BYTES};
+pub use kept::resolve;
 pub use past::{PastError, Step, ValueRef};
 pub use surface_record::{SURFACE_FORMAT, StoredSurface, check_surface};
 pub use values::{PackReader, Pending, ValueError, is_value_pack};
