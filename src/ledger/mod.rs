@@ -19,6 +19,7 @@ mod history;
 mod kept;
 pub mod past;
 mod surface_record;
+mod trim;
 pub mod values;
 
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ pub use history::{ChangeValues, HistoryItem, KeptValue, MAX_KEPT_VALUE_BYTES};
 pub use kept::resolve;
 pub use past::{PastError, Step, ValueRef};
 pub use surface_record::{SURFACE_FORMAT, StoredSurface, check_surface};
+use trim::FALLBACKS;
 pub use values::{PackReader, Pending, ValueError, is_value_pack};
 
 use crate::diff::{AuthState, Change};
@@ -59,60 +61,6 @@ pub const DEFAULT_RETENTION_DAYS: u32 = 365;
 /// instructions could otherwise push the index past what the platform stores; such a server is
 /// reported, not recorded.
 pub const MAX_IDENTITY_BYTES: usize = 64 * 1024;
-/// How much an index keeps of each entry: history items, how many of the newest items keep
-/// their values ([`HistoryItem::values`]), and whether the per-tool digests stay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Keep {
-    history: usize,
-    values: usize,
-    tool_digests: bool,
-}
-
-/// What the index keeps when it would exceed [`crate::platform::MAX_RECORD_BYTES`], tried in
-/// order: values go before history items (the items are the audit trail; every value is also
-/// in its run's change row), then the history is shortened, then the per-tool digests go.
-const FALLBACKS: [Keep; 8] = [
-    Keep {
-        history: usize::MAX,
-        values: usize::MAX,
-        tool_digests: true,
-    },
-    Keep {
-        history: MAX_HISTORY,
-        values: MAX_HISTORY,
-        tool_digests: true,
-    },
-    Keep {
-        history: 25,
-        values: 25,
-        tool_digests: true,
-    },
-    Keep {
-        history: 25,
-        values: 5,
-        tool_digests: true,
-    },
-    Keep {
-        history: 25,
-        values: 0,
-        tool_digests: true,
-    },
-    Keep {
-        history: 10,
-        values: 0,
-        tool_digests: true,
-    },
-    Keep {
-        history: 10,
-        values: 0,
-        tool_digests: false,
-    },
-    Keep {
-        history: 0,
-        values: 0,
-        tool_digests: false,
-    },
-];
 /// Hex digits kept of each per-tool digest ([`Entry::tool_digests`]): 64 bits, plenty to tell
 /// a changed tool from an unchanged one.
 const TOOL_DIGEST_HEX: usize = 16;
@@ -277,43 +225,6 @@ pub struct Entry {
     /// Moves of the entry between shard ledgers, items of its chain ([`crate::chain::moved`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moves: Vec<crate::chain::MoveItem>,
-}
-
-impl Entry {
-    /// Drops the history items and steps observed before `cutoff` (the retention period); a
-    /// step dropped leaves a mark that nothing before it can be rebuilt.
-    fn retain_since(&mut self, cutoff: DateTime<Utc>) {
-        let old = self
-            .history
-            .iter()
-            .take_while(|item| item.observed_at < cutoff)
-            .count();
-        self.drop_oldest(old);
-        let old = self.steps.iter().take_while(|s| s.at < cutoff).count();
-        if old > 0 && !(old == 1 && self.steps[0].undo.is_none()) {
-            let last = self.steps[old - 1].clone();
-            self.steps.drain(..old);
-            self.steps.insert(0, Step { undo: None, ..last });
-        }
-    }
-
-    /// Drops the oldest `count` history items; the chain's base moves to the last one dropped.
-    fn drop_oldest(&mut self, count: usize) {
-        if let Some(last) = self.history.drain(..count).next_back()
-            && let (Some(seq), Some(link)) = (last.seq, last.link)
-        {
-            self.history_base = Some(crate::chain::Link { seq, link });
-        }
-    }
-
-    /// Drops the values of all but the newest `newest` history items (the chain links do not
-    /// cover them, so no link changes).
-    fn keep_values(&mut self, newest: usize) {
-        let older = self.history.len().saturating_sub(newest);
-        for item in &mut self.history[..older] {
-            item.values = None;
-        }
-    }
 }
 
 /// The index record of one ledger.

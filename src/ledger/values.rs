@@ -230,9 +230,10 @@ impl Pending {
                 size = 0;
             }
             for (sha, text) in unit {
-                if !current.values.contains_key(&sha) {
-                    size += sha.len() + text.len();
-                    current.values.insert(sha, text);
+                if let std::collections::btree_map::Entry::Vacant(slot) = current.values.entry(sha)
+                {
+                    size += slot.key().len() + text.len();
+                    slot.insert(text);
                 }
             }
         }

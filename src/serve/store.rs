@@ -504,34 +504,6 @@ fn find_entry<'a>(ledger: &'a Ledger, server_url: &str) -> Result<&'a Entry, Ser
         })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ledger_names_fold_shards_into_their_watch() {
-        let keys: Vec<String> = [
-            "DEFAULT",
-            "surface-0123",
-            "insight.DEFAULT",
-            "shards.fleet",
-            "fleet-shard-1",
-            "fleet-shard-2-of-2",
-            "fleet-shard-x",
-            "other-shard-1",
-            "surface-sweep-journal",
-        ]
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-        assert_eq!(
-            ledger_names_of(&keys),
-            vec!["DEFAULT", "fleet", "fleet-shard-x", "other-shard-1"]
-        );
-        assert!(ledger_names_of(&[]).is_empty());
-    }
-}
-
 /// The answer of the surface route: `entry`'s surface `surface` (the stored one, or the one
 /// served at `at`).
 fn surface_view(
@@ -573,5 +545,33 @@ fn past_error(error: ledger::PastError) -> ServeError {
         PastError::Ledger(_) | PastError::Value(_) | PastError::Mismatch { .. } => {
             ServeError::LedgerUnreadable(error.to_string())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_names_fold_shards_into_their_watch() {
+        let keys: Vec<String> = [
+            "DEFAULT",
+            "surface-0123",
+            "insight.DEFAULT",
+            "shards.fleet",
+            "fleet-shard-1",
+            "fleet-shard-2-of-2",
+            "fleet-shard-x",
+            "other-shard-1",
+            "surface-sweep-journal",
+        ]
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+        assert_eq!(
+            ledger_names_of(&keys),
+            vec!["DEFAULT", "fleet", "fleet-shard-x", "other-shard-1"]
+        );
+        assert!(ledger_names_of(&[]).is_empty());
     }
 }
