@@ -33,6 +33,9 @@ use mcp_surface_ledger::platform::{
     ApiClient, ApifyStorage, Charging, LocalStorage, PlatformEnv, Record, Storage, Store,
 };
 use mcp_surface_ledger::run::RunOptions;
+use mcp_surface_ledger::serve;
+use mcp_surface_ledger::serve::backend::Backend;
+use mcp_surface_ledger::serve::hosts::HostPolicy;
 use mcp_surface_ledger::serve::store::LedgerReader;
 use mcp_surface_ledger::surface::{ServerIdentity, Surface, canon};
 use mcp_surface_ledger::sweep;
@@ -198,6 +201,73 @@ async fn every_change_keeps_its_values_and_every_past_surface_is_rebuilt() {
         .await
         .unwrap_err();
     assert_eq!(error.code(), "surface_not_kept", "{error}");
+
+    // The API, the server page and the feed show every value whole, none as a digest.
+    let api = reader.changes(LEDGER, &url, None).await.unwrap();
+    assert_eq!(api.changes.len(), entry.history.len());
+    let mut long_texts = Vec::new();
+    for change in &api.changes {
+        for side in change
+            .values
+            .iter()
+            .flat_map(|v| [&v.old, &v.new])
+            .flatten()
+        {
+            match side {
+                ledger::KeptValue::Whole { json } => {
+                    if json.len() > 600 {
+                        long_texts.push(json.clone());
+                    }
+                }
+                other => panic!("a value not whole in the API: {other:?}"),
+            }
+        }
+    }
+    assert!(!long_texts.is_empty());
+    let storage_for_pages = LocalStorage::open_existing(run_dir.root());
+    let addr = support::background::serve(serve::app(
+        Backend::Local(storage_for_pages),
+        HostPolicy::local(),
+    ));
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("ledger", LEDGER)
+        .append_pair("url", &url)
+        .finish();
+    let page = http
+        .get(format!("http://{addr}/server?{query}"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !page.contains("not kept in the ledger"),
+        "a value shown as a digest"
+    );
+    let feed = http
+        .get(format!("http://{addr}/changes.atom?ledger={LEDGER}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(feed.contains("<content type=\"html\">"), "{}", &feed[..500]);
+    assert!(!feed.contains("not readable from the store"));
+    // A long value's distinctive text (a tool's description) appears whole on the page.
+    let description = long_texts
+        .iter()
+        .filter_map(|json| serde_json::from_str::<Value>(json).ok())
+        .find_map(|value| value["description"].as_str().map(str::to_string))
+        .expect("a whole tool definition among the long values");
+    let escaped = mcp_surface_ledger::report::html::escape(&description);
+    assert!(
+        page.contains(&escaped),
+        "the page shows {description:?} whole"
+    );
 
     // The same through the command line: one time prints the surface, two diff.
     let history = |args: &[&str]| {

@@ -116,12 +116,14 @@ impl<S: Storage> LedgerReader<S> {
     ) -> Result<ChangesView, ServeError> {
         let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
-        let changes: Vec<ChangeView> = entry
+        let mut changes: Vec<ChangeView> = entry
             .history
             .iter()
             .filter(|item| since.is_none_or(|since| item.observed_at >= since))
             .map(change_view)
             .collect();
+        let values = changes.iter_mut().map(|c| &mut c.values).collect();
+        super::kept::whole(&self.storage, values).await;
         Ok(ChangesView {
             ledger_name: ledger.ledger_name.clone(),
             server_url: entry.server_url.clone(),
@@ -256,6 +258,8 @@ impl<S: Storage> LedgerReader<S> {
                 .cmp(&a.change.observed_at)
                 .then_with(|| a.server_url.cmp(&b.server_url))
         });
+        let values = changes.iter_mut().map(|c| &mut c.change.values).collect();
+        super::kept::whole(&self.storage, values).await;
         Ok(changes)
     }
 
@@ -296,9 +300,12 @@ impl<S: Storage> LedgerReader<S> {
             .as_ref()
             .map(|surface| surface.tools.iter().map(|tool| tool.raw.clone()).collect())
             .unwrap_or_default();
+        let mut history: Vec<ChangeView> = entry.history.iter().map(change_view).collect();
+        let values = history.iter_mut().map(|c| &mut c.values).collect();
+        super::kept::whole(&self.storage, values).await;
         Ok(ServerDetail {
             server: server_view(entry, risk),
-            history: entry.history.iter().map(change_view).collect(),
+            history,
             tools,
             instructions: surface.and_then(|surface| surface.identity.instructions),
             raw_tools,
