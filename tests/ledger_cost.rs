@@ -43,7 +43,7 @@ fn tool(s: usize, i: usize, week: i64) -> Value {
         "title": format!("Tool {i} of server {s}"),
         "description": format!("Revision {wording}. Lists, reads or updates the resources of the server {s} that match the given parameters; results are paginated and sorted by their last change. Use the search tools first when the identifier is not known."),
         "inputSchema": {"type": "object", "properties": properties, "required": ["parameter_0"]},
-        "annotations": {"readOnlyHint": i % 3 != 0},
+        "annotations": {"readOnlyHint": !i.is_multiple_of(3)},
     })
 }
 
