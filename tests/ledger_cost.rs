@@ -28,9 +28,14 @@ const WEEKS: i64 = 52;
 /// Tool `i` of server `s` as of week `week`.
 fn tool(s: usize, i: usize, week: i64) -> Value {
     // Three tools are reworded each week, one schema grows by a property.
-    let reworded = (0..3).filter(|k| (week as usize * 3 + k) % TOOLS == i).count() > 0;
+    let reworded = (0..3)
+        .filter(|k| (week as usize * 3 + k) % TOOLS == i)
+        .count()
+        > 0;
     let wording = if reworded { week } else { (week / 13) * 13 };
-    let grown = (0..=week).filter(|w| (*w as usize * 7) % TOOLS == i).count();
+    let grown = (0..=week)
+        .filter(|w| (*w as usize * 7) % TOOLS == i)
+        .count();
     let mut properties = serde_json::Map::new();
     for p in 0..(4 + grown) {
         properties.insert(
@@ -119,7 +124,11 @@ async fn a_year_of_weekly_releases_of_50_servers_fits_and_is_measured() {
     let mut largest = 0;
     let mut by_kind: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for key in storage.list_keys(Store::Ledger).await.unwrap() {
-        let record = storage.get_record(Store::Ledger, &key).await.unwrap().unwrap();
+        let record = storage
+            .get_record(Store::Ledger, &key)
+            .await
+            .unwrap()
+            .unwrap();
         let size = record.bytes.len();
         assert!(size <= MAX_RECORD_BYTES, "{key}: {size} bytes");
         total += size;
@@ -153,8 +162,6 @@ async fn a_year_of_weekly_releases_of_50_servers_fits_and_is_measured() {
     let first = past::surface_at(&storage, entry, week_start(0), &mut packs)
         .await
         .unwrap();
-    let canonical = |s: &Surface| {
-        canon::canonical_string(&StoredSurface::value_of(s)).unwrap()
-    };
+    let canonical = |s: &Surface| canon::canonical_string(&StoredSurface::value_of(s)).unwrap();
     assert_eq!(canonical(&first), canonical(&surface(7, 0)));
 }
