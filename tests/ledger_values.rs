@@ -341,6 +341,23 @@ async fn every_change_keeps_its_values_and_every_past_surface_is_rebuilt() {
         reader.surface(LEDGER, &url, Some(run.at)).await.unwrap();
     }
 
+    // `verify` reads every kept value and rebuilds every earlier surface.
+    let verify = || {
+        std::process::Command::new(BINARY)
+            .args(["verify", "--storage-dir"])
+            .arg(run_dir.root())
+            .args(["--ledger", LEDGER])
+            .output()
+            .unwrap()
+    };
+    let output = verify();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+
     // A value altered in its pack is refused: the rebuilt surface is not served.
     let step = entry.steps.first().unwrap();
     let undo = step.undo.as_ref().unwrap();
@@ -370,6 +387,14 @@ async fn every_change_keeps_its_values_and_every_past_surface_is_rebuilt() {
         .unwrap_err();
     assert_eq!(error.code(), "ledger_unreadable", "{error}");
     assert!(error.to_string().contains("altered or planted"), "{error}");
+    let output = verify();
+    let verdict: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{verdict}");
+    assert_eq!(verdict["status"], "broken", "{verdict}");
+    assert!(
+        verdict.to_string().contains("altered or planted"),
+        "{verdict}"
+    );
 }
 
 /// `count` tools whose descriptions (over 512 bytes each) say `release`.

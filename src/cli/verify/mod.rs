@@ -291,7 +291,8 @@ fn rebase_break(index: &Value) -> Result<(), Break> {
     })
 }
 
-/// Reads every surface record the index names and checks it against its entry.
+/// Reads every surface record the index names and checks it against its entry, then every
+/// kept value and earlier surface.
 async fn check_surfaces(
     storage: &impl Storage,
     ledger_name: &str,
@@ -301,13 +302,23 @@ async fn check_surfaces(
         location: "index".to_string(),
         problem: e.to_string(),
     })?;
-    ledger
+    let checked = ledger
         .check_surfaces(storage)
         .await
         .map_err(|(url, error)| Break {
             location: format!("server {url}"),
             problem: error.to_string(),
-        })
+        })?;
+    // Every kept value and every earlier surface, checked against the digests the chained
+    // index names (docs/history.md).
+    ledger
+        .check_values(storage)
+        .await
+        .map_err(|(url, problem)| Break {
+            location: format!("server {url}"),
+            problem,
+        })?;
+    Ok(checked)
 }
 
 fn read_heads(path: &Path, ledger_name: &str) -> Result<Vec<Witness>, CliError> {
