@@ -1033,12 +1033,23 @@ async fn on_the_platform_verify_reads_the_heads_from_past_runs() {
             )
         })
         .collect();
-    // The surface records the index names, each checked against its entry.
+    // The surface records the index names, each checked against its entry, and the value
+    // packs its items and steps name, each read once (docs/history.md).
     let surface_reads = seen
         .iter()
-        .filter(|r| r.contains("/records/surface-"))
+        .filter(|r| r.contains("/records/surface-") && !r.contains("/records/surface-values-"))
         .count();
     assert_eq!(surface_reads, 2, "one per entry: {seen:?}");
+    let packs: Vec<&String> = seen
+        .iter()
+        .filter(|r| r.contains("/records/surface-values-"))
+        .collect();
+    let distinct: std::collections::BTreeSet<&&String> = packs.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        packs.len(),
+        "each pack read once: {packs:?}"
+    );
     seen.retain(|r| !r.contains("/records/surface-"));
     seen.sort();
     let fields = "record_type%2Cledger_name%2Cledger_chain_seq%2Cledger_chain_head%2Cledger_chain_prev_head%2Cledger_chain_status%2Cledger_chain_break%2Cledger_chain_signature%2Cledger_public_key%2Cshards";

@@ -138,36 +138,34 @@ pub async fn resolve(
     }
 }
 
-impl Ledger {
-    /// Reads every value the index names from its pack, checked against its digest, and
-    /// rebuilds each server's oldest kept surface (every step undone, each checked against
-    /// its chained tool digest): `verify`'s check that no kept value was altered or planted.
-    /// Returns the number of values checked, or the first server whose values fail.
-    pub async fn check_values(&self, storage: &impl Storage) -> Result<usize, (String, String)> {
-        let mut packs = super::PackReader::default();
-        let mut checked = 0;
-        for entry in self.servers.values() {
-            let failed = |why: String| (entry.server_url.clone(), why);
-            for item in &entry.history {
-                let sides = item.values.iter().flat_map(|v| [&v.old, &v.new]);
-                for kept in sides.flatten() {
-                    if matches!(kept, KeptValue::Digest { pack: Some(_), .. }) {
-                        resolve(storage, &mut packs, kept)
-                            .await
-                            .map_err(|e| failed(e.to_string()))?;
-                        checked += 1;
-                    }
-                }
+/// Reads every value `entry`'s items name from its pack, checked against its digest, and
+/// rebuilds its oldest kept surface from `current` (every step undone, each checked against
+/// its chained tool digest): `verify`'s check that no kept value was altered or planted.
+/// Returns the number of values and steps checked.
+pub(super) async fn check_values(
+    storage: &impl Storage,
+    entry: &super::Entry,
+    current: crate::surface::Surface,
+    packs: &mut super::PackReader,
+) -> Result<usize, String> {
+    let mut checked = 0;
+    for item in &entry.history {
+        let sides = item.values.iter().flat_map(|v| [&v.old, &v.new]);
+        for kept in sides.flatten() {
+            if matches!(kept, KeptValue::Digest { pack: Some(_), .. }) {
+                resolve(storage, packs, kept)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                checked += 1;
             }
-            let Some(oldest) = entry.steps.iter().find(|step| step.undo.is_some()) else {
-                continue;
-            };
-            let before = oldest.at - chrono::Duration::nanoseconds(1);
-            past::surface_at(storage, entry, before, &mut packs)
-                .await
-                .map_err(|e| failed(e.to_string()))?;
-            checked += entry.steps.iter().filter(|s| s.undo.is_some()).count();
         }
-        Ok(checked)
     }
+    if let Some(oldest) = entry.steps.iter().find(|step| step.undo.is_some()) {
+        let before = oldest.at - chrono::Duration::nanoseconds(1);
+        past::undo_to(storage, entry, current, before, packs)
+            .await
+            .map_err(|e| e.to_string())?;
+        checked += entry.steps.iter().filter(|s| s.undo.is_some()).count();
+    }
+    Ok(checked)
 }

@@ -164,6 +164,13 @@ pub enum LedgerError {
         /// What differs.
         problem: String,
     },
+    /// A value the index names (a change's before or after, an earlier surface) is gone, or
+    /// is not the one its digest names ([`values`], [`past`]).
+    #[error("the kept values of the ledger are not the ones it names: {problem}")]
+    ValuesDamaged {
+        /// What is wrong.
+        problem: String,
+    },
     /// A surface record named by the index could not be read, even after retries: damaged,
     /// of another shape, or the store failed. The entry must be kept as it is.
     #[error("surface record {key:?} of the ledger cannot be read: {problem}")]
@@ -386,18 +393,26 @@ impl Ledger {
     }
 
     /// Reads every surface record the index names and checks each against its entry
-    /// ([`check_surface`]): `verify`'s check that no baseline was planted. Returns the number
+    /// ([`check_surface`]), then every value its history and steps name: `verify`'s check
+    /// that no baseline or kept value was planted. Returns the number
     /// checked, or the first entry whose record is gone, unreadable or not its surface.
     pub async fn check_surfaces(
         &self,
         storage: &impl Storage,
     ) -> Result<usize, (String, LedgerError)> {
         let mut checked = 0;
+        let mut packs = PackReader::default();
         for entry in self.servers.values() {
+            let failed = |error| (entry.server_url.clone(), error);
             match Ledger::load_surface(storage, entry).await {
-                Ok(Some(_)) => checked += 1,
+                Ok(Some(surface)) => {
+                    checked += 1;
+                    kept::check_values(storage, entry, surface, &mut packs)
+                        .await
+                        .map_err(|problem| failed(LedgerError::ValuesDamaged { problem }))?;
+                }
                 Ok(None) => {}
-                Err(error) => return Err((entry.server_url.clone(), error)),
+                Err(error) => return Err(failed(error)),
             }
         }
         Ok(checked)

@@ -194,6 +194,18 @@ pub async fn surface_at(
     let current = Ledger::load_surface(storage, entry)
         .await?
         .ok_or(PastError::NoSurface)?;
+    undo_to(storage, entry, current, at, packs).await
+}
+
+/// The surface `entry`'s server served at `at`, from its stored surface `current` (already
+/// read and checked against the entry): every later step undone, newest first.
+pub async fn undo_to(
+    storage: &impl Storage,
+    entry: &Entry,
+    current: Surface,
+    at: DateTime<Utc>,
+    packs: &mut PackReader,
+) -> Result<Surface, PastError> {
     let later: Vec<&Step> = entry.steps.iter().rev().take_while(|s| s.at > at).collect();
     if later.is_empty() {
         return Ok(current);
