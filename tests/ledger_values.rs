@@ -247,6 +247,20 @@ async fn every_change_keeps_its_values_and_every_past_surface_is_rebuilt() {
         !page.contains("not kept in the ledger"),
         "a value shown as a digest"
     );
+    let changes_page = http
+        .get(format!("http://{addr}/changes?ledger={LEDGER}"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(changes_page.contains("<div id=\"changes\">"));
+    assert!(
+        !changes_page.contains("not kept in the ledger"),
+        "a value shown as a digest"
+    );
     let feed = http
         .get(format!("http://{addr}/changes.atom?ledger={LEDGER}"))
         .send()

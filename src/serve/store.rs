@@ -258,9 +258,14 @@ impl<S: Storage> LedgerReader<S> {
                 .cmp(&a.change.observed_at)
                 .then_with(|| a.server_url.cmp(&b.server_url))
         });
+        Ok(changes)
+    }
+
+    /// Reads whole every value of `changes` a value pack keeps (checked against its digest):
+    /// the changes page and the feed call it for the changes they show, not for the fleet.
+    pub async fn whole_values(&self, changes: &mut [FleetChange]) {
         let values = changes.iter_mut().map(|c| &mut c.change.values).collect();
         super::kept::whole(&self.storage, values).await;
-        Ok(changes)
     }
 
     /// One server with its history and the summaries of its stored surface (of the store's
