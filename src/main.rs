@@ -11,6 +11,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use mcp_surface_ledger::actor::{ActorArgs, run_actor};
 use mcp_surface_ledger::cli::diff::{self, DiffArgs};
+use mcp_surface_ledger::cli::history::{self, HistoryArgs};
 use mcp_surface_ledger::cli::source::Source;
 use mcp_surface_ledger::cli::verify::{self, VerifyArgs};
 use mcp_surface_ledger::cli::{Format, ProbeSettings, SecretHeader, snapshot};
@@ -130,6 +131,29 @@ enum Command {
         /// the platform), instead of 0 with a note.
         #[arg(long)]
         require_witness: bool,
+    },
+    /// List a server's remembered changes with their whole before and after values (JSON);
+    /// with `--at TIME`, print the surface it served at that time as JSON; with two `--at`,
+    /// print the changes between those two surfaces in a `diff` format. Reads only the
+    /// ledger store. Exit 0, 2 bad input (no such ledger or server, a time not kept), 3 a
+    /// store failure or a kept value that is not the one the ledger names.
+    History {
+        /// Root of the local Apify storage layout [default: $CRAWLEE_STORAGE_DIR,
+        /// $APIFY_LOCAL_STORAGE_DIR or ./storage]; on the Apify platform the API is read.
+        #[arg(long, value_name = "DIR")]
+        storage_dir: Option<PathBuf>,
+        /// The ledger (`ledger_name`) [default: DEFAULT, or the store's only ledger].
+        #[arg(long, value_name = "NAME")]
+        ledger: Option<String>,
+        /// The server's URL, as the ledger lists it.
+        #[arg(long, value_name = "URL")]
+        server: String,
+        /// An RFC 3339 time (e.g. 2026-01-31T12:00:00Z); at most twice.
+        #[arg(long, value_name = "TIME", value_parser = parse_time)]
+        at: Vec<chrono::DateTime<chrono::Utc>>,
+        /// Output format of a comparison of two times: json, table, markdown, html or sarif.
+        #[arg(long, value_name = "FORMAT", default_value = "json")]
+        format: Format,
     },
     /// Serve the ledger read-only over HTTP: pages for a browser (`GET /`), an Atom feed of
     /// changes (`/changes.atom`), a JSON API (`GET /ledgers`, `GET /ledgers/{name}/servers`,
@@ -295,6 +319,7 @@ fn main() -> ExitCode {
     let never_probes = match &cli.command {
         Some(Command::Serve { .. }) => Some("serve"),
         Some(Command::Verify { .. }) => Some("verify"),
+        Some(Command::History { .. }) => Some("history"),
         Some(Command::DemoServer { .. }) => Some("demo-server"),
         _ => None,
     };
@@ -311,7 +336,9 @@ fn main() -> ExitCode {
         header: None,
     };
     let command = match &cli.command {
-        Some(Command::Serve { .. } | Command::Verify { .. }) | None => None,
+        Some(Command::Serve { .. } | Command::Verify { .. } | Command::History { .. }) | None => {
+            None
+        }
         Some(_)
             if cli.input.is_some()
                 || cli.storage_dir.is_some()
@@ -366,6 +393,19 @@ fn main() -> ExitCode {
                 // `--storage-dir` works before `serve` as it does for Actor mode.
                 storage_dir: storage_dir.or(cli.storage_dir),
                 allowed_hosts,
+            }),
+            Some(Command::History {
+                storage_dir,
+                ledger,
+                server,
+                at,
+                format,
+            }) => history_command(HistoryArgs {
+                storage_dir: storage_dir.or(cli.storage_dir),
+                ledger,
+                server,
+                at,
+                format,
             }),
             Some(Command::Verify {
                 storage_dir,
@@ -517,6 +557,28 @@ fn verify_command(args: VerifyArgs) -> ExitCode {
             exit(error.exit_code())
         }
     }
+}
+
+fn history_command(args: HistoryArgs) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let mut stdout = std::io::stdout().lock();
+    match runtime.block_on(history::run(&args, &mut stdout)) {
+        Ok(()) => exit(0),
+        Err(error) => {
+            tracing::error!("{error}");
+            exit(error.exit_code())
+        }
+    }
+}
+
+/// Reads an RFC 3339 time (`--at`).
+fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|time| time.with_timezone(&chrono::Utc))
+        .map_err(|e| format!("not an RFC 3339 time such as 2026-01-31T12:00:00Z: {e}"))
 }
 
 fn diff_command(args: DiffArgs) -> ExitCode {

@@ -1,4 +1,8 @@
-//! Sweeping surface records that no ledger names any more.
+//! Sweeping surface records and value packs that no ledger names any more.
+//!
+//! Value packs ([`crate::ledger::values`]) follow the same rule as surface records: a pack
+//! goes only when no index names any value it holds (every item and step within the retention
+//! period of every ledger), after the same grace period.
 //!
 //! Surface records are content-addressed and shared: every ledger index of the store
 //! (`ledger_name`s of one user, or shards of one fleet) may name the same record. A record no
@@ -15,7 +19,7 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::{Ledger, SURFACE_KEY_PREFIX};
+use crate::ledger::{Ledger, SURFACE_KEY_PREFIX, is_value_pack};
 use crate::platform::{Record, Storage, StorageError, Store};
 
 /// How long a surface record must stay unreferenced before it is deleted.
@@ -98,9 +102,13 @@ pub async fn sweep(storage: &impl Storage, now: DateTime<Utc>) -> Result<usize, 
         };
         let ledger = Ledger::from_bytes(key, &record.bytes)
             .map_err(|_| SweepError::UnknownIndex(key.clone()))?;
+        referenced.extend(ledger.value_packs());
         referenced.extend(ledger.servers.into_values().filter_map(|e| e.surface_key));
     }
-    let surfaces: Vec<String> = keys.into_iter().filter(|k| is_surface_record(k)).collect();
+    let surfaces: Vec<String> = keys
+        .into_iter()
+        .filter(|k| is_surface_record(k) || is_value_pack(k))
+        .collect();
     let previous = read_journal(storage).await;
     let plan = plan(&surfaces, &referenced, &previous, now);
     let mut deleted = 0;

@@ -94,6 +94,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> 
             })
             .collect(),
         history_base: None,
+        steps: Vec::new(),
         moves: Vec::new(),
     }
 }

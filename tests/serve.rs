@@ -449,7 +449,7 @@ fn tool_calls(fx: &Fixture) -> Value {
         "list_watched_servers": {},
         "list_ledgers": {},
         "get_changes": {"ledger_name": "DEFAULT", "server_url": fx.server_url, "since": "2000-01-01T00:00:00Z"},
-        "get_surface": {"server_url": fx.server_url},
+        "get_surface": {"server_url": fx.server_url, "at": "2100-01-01T00:00:00Z"},
         "diff_surfaces": {"before": {"tools": tools_v1()}, "after": {"tools": tools_v2()}},
     })
 }
@@ -486,7 +486,10 @@ async fn check_structured(fx: &Fixture, name: &str, structured: &Value) {
         "get_surface" => {
             get(
                 &client,
-                &format!("{}/ledgers/DEFAULT/servers/{server}/surface", fx.base),
+                &format!(
+                    "{}/ledgers/DEFAULT/servers/{server}/surface?at=2100-01-01T00:00:00Z",
+                    fx.base
+                ),
             )
             .await
             .1

@@ -169,7 +169,7 @@ async fn shards_keep_their_own_ledgers_and_the_coordinator_merges_their_rows() {
     assert_eq!(changes.changes_total, 1);
     let shard = shard_of(&json!(all[4]), SHARDS);
     assert_eq!(changes.ledger_name, format!("fleet-shard-{shard}"));
-    let surface = reader.surface("fleet", &all[4]).await.unwrap();
+    let surface = reader.surface("fleet", &all[4], None).await.unwrap();
     assert_eq!(surface.tools_total, 2);
     assert!(reader.servers("no-such-watch").await.is_err());
 }

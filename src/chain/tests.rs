@@ -40,6 +40,7 @@ fn writes(runs: usize) -> (Ledger, Vec<Value>) {
                 Severity::Medium,
             );
             let update = Update::Readable {
+                previous: None,
                 surface: &s,
                 tool_digest: s.tool_digest(),
                 surface_key: "surface-x".into(),
@@ -285,6 +286,7 @@ fn moved_ledgers() -> (Ledger, Ledger) {
         Severity::Low,
     );
     let update = Update::Readable {
+        previous: None,
         surface: &s,
         tool_digest: s.tool_digest(),
         surface_key: "surface-y".into(),

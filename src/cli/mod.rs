@@ -8,12 +8,14 @@
 //!   same function the Actor run uses, plus the `--fail-on` gate.
 //! - [`format`]: prints change rows as JSON, a text table, Markdown, an HTML page or SARIF.
 //! - [`verify`]: recomputes a ledger's hash chain and checks it against witnessed heads.
+//! - [`history`]: a server's remembered changes with their values, and its past surfaces.
 //!
 //! Exit codes are the Actor's: 0 ok, 1 gate tripped, 2 bad input, 3 runtime failure.
 
 pub mod comparison;
 pub mod diff;
 pub mod format;
+pub mod history;
 pub mod snapshot;
 pub mod source;
 pub mod verify;

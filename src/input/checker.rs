@@ -74,6 +74,15 @@ pub(super) const REGISTRY_LIMIT: IntField = IntField {
     default: 100,
 };
 
+/// How long the ledger keeps every change and the values it refers to, in days (10 years at
+/// most).
+pub(super) const HISTORY_RETENTION_DAYS: IntField = IntField {
+    name: "history_retention_days",
+    min: 1,
+    max: 3650,
+    default: crate::ledger::DEFAULT_RETENTION_DAYS as u64,
+};
+
 pub(super) const SHARDS: IntField = IntField {
     name: "shards",
     min: AUTO_SHARDS as u64,

@@ -19,8 +19,8 @@ use crate::net::Credential;
 use crate::registry::RegistryQuery;
 use crate::surface::validity::json_type as type_name;
 use checker::{
-    CONCURRENCY, Checker, MAX_REDIRECTS, MAX_RESPONSE_BYTES, MAX_RUN_SECONDS, MAX_SERVER_SECONDS,
-    REQUEST_TIMEOUT, SHARDS, max_shards,
+    CONCURRENCY, Checker, HISTORY_RETENTION_DAYS, MAX_REDIRECTS, MAX_RESPONSE_BYTES,
+    MAX_RUN_SECONDS, MAX_SERVER_SECONDS, REQUEST_TIMEOUT, SHARDS, max_shards,
 };
 
 /// The four public servers read when `servers` is missing or empty.
@@ -96,6 +96,8 @@ pub struct Input {
     /// Where the run tells of the changes it recorded ([`crate::notify`]). The URLs and
     /// secrets in it never show in `Debug`.
     pub notify: Vec<crate::notify::Destination>,
+    /// How many days the ledger keeps every change and the values it refers to.
+    pub history_retention_days: u32,
 }
 
 /// One field that failed validation.
@@ -134,7 +136,7 @@ fn render_problems(problems: &[FieldProblem]) -> String {
 pub const MAX_CREDENTIALS: usize = 50;
 
 /// Every field the input may carry.
-pub const KNOWN_FIELDS: [&str; 20] = [
+pub const KNOWN_FIELDS: [&str; 21] = [
     "servers",
     "ledger_name",
     "alert_on",
@@ -155,6 +157,7 @@ pub const KNOWN_FIELDS: [&str; 20] = [
     "report_sarif",
     "ledger_signing_key",
     "notify",
+    "history_retention_days",
 ];
 
 /// Whether `key` is a valid Apify key-value store record key of at most 100 characters.
@@ -217,6 +220,7 @@ impl Input {
             report_sarif: check.bool(map, "report_sarif", false),
             ledger_signing_key: check.signing_key(map),
             notify: check.notify(map),
+            history_retention_days: check.int(map, &HISTORY_RETENTION_DAYS) as u32,
         };
         if check.problems.is_empty() {
             Ok(input)
@@ -313,6 +317,10 @@ mod tests {
             ("max_server_seconds", 5, true),
             ("max_server_seconds", 600, true),
             ("max_server_seconds", 601, false),
+            ("history_retention_days", 0, false),
+            ("history_retention_days", 1, true),
+            ("history_retention_days", 3650, true),
+            ("history_retention_days", 3651, false),
             ("max_run_seconds", 29, false),
             ("max_run_seconds", 30, true),
             ("max_run_seconds", 3600, true),

@@ -1,10 +1,10 @@
 //! One remembered change of a server ([`HistoryItem`]) and what the index keeps of its before
 //! and after ([`ChangeValues`]).
 //!
-//! A value is kept whole when it is small: its canonical JSON (RFC 8785) as a string, when
-//! that string takes at most [`MAX_KEPT_VALUE_BYTES`] in the index. A larger value is kept as
-//! its size and digest only (the digest is the change row's `old_value_hash` /
-//! `new_value_hash`, so the row that holds it can be found). Values are strings in the index,
+//! A value is kept whole in the index when it is small: its canonical JSON (RFC 8785) as a
+//! string, when that string takes at most [`MAX_KEPT_VALUE_BYTES`] in the index. A larger value
+//! is named by its size and digest (the change row's `old_value_hash` / `new_value_hash`) and
+//! kept whole in a value pack of the store ([`super::values`]), which the item names. Values are strings in the index,
 //! never nested JSON, so the index stays made of strings, integers, booleans, nulls, arrays
 //! and objects (`docs/chain.md` relies on it).
 //!
@@ -111,6 +111,10 @@ pub enum KeptValue {
         bytes: u64,
         /// SHA-256 of its canonical JSON, lower-case hex (the change row's value hash).
         sha256: String,
+        /// The value pack that keeps it whole ([`super::values`]); `None` in items written
+        /// before values were kept, and until the run's values are stored.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pack: Option<String>,
     },
 }
 
@@ -127,6 +131,7 @@ impl KeptValue {
             sha256: hash
                 .map(str::to_string)
                 .unwrap_or_else(|| sha256_hex(json.as_bytes())),
+            pack: None,
         }
     }
 
@@ -191,7 +196,7 @@ mod tests {
                     assert!(stored_len(stored) <= MAX_KEPT_VALUE_BYTES);
                     assert_eq!(kept.value(), Some(value.clone()));
                 }
-                (None, KeptValue::Digest { bytes, sha256 }) => {
+                (None, KeptValue::Digest { bytes, sha256, .. }) => {
                     let text = canon::canonical_string(&value).unwrap();
                     assert_eq!(*bytes, text.len() as u64);
                     assert_eq!(sha256, &hash_value(&value), "the row's value hash");
@@ -206,6 +211,7 @@ mod tests {
             Some(KeptValue::Digest {
                 bytes: canonical.len() as u64,
                 sha256: hash_value(&large),
+                pack: None,
             })
         );
         assert_eq!(with_hash.new, None);

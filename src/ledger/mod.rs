@@ -16,7 +16,11 @@
 //! - an unreadable or newer-format index is never overwritten: the run stops instead.
 
 mod history;
+mod kept;
+pub mod past;
 mod surface_record;
+mod trim;
+pub mod values;
 
 use std::collections::BTreeMap;
 
@@ -24,7 +28,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use history::{ChangeValues, HistoryItem, KeptValue, MAX_KEPT_VALUE_BYTES};
+pub use kept::resolve;
+pub use past::{PastError, Step, ValueRef};
 pub use surface_record::{SURFACE_FORMAT, StoredSurface, check_surface};
+use trim::FALLBACKS;
+pub use values::{PackReader, Pending, ValueError, is_value_pack};
 
 use crate::diff::{AuthState, Change};
 use crate::mcp::Era;
@@ -42,62 +50,18 @@ pub const MAX_SERVERS: usize = 2 * SERVERS_PER_RUN;
 /// servers, with both views and their history, stays within the platform's 9 MiB record
 /// (measured in `tests/ledger_capacity.rs`). The input's limit is this capacity.
 pub const SERVERS_PER_RUN: usize = 1000;
-/// The most history items kept per server.
+/// The most history items per server an index keeps when it must shorten itself to stay
+/// within the record limit ([`FALLBACKS`]); otherwise every item within the retention period
+/// ([`DEFAULT_RETENTION_DAYS`]) stays.
 pub const MAX_HISTORY: usize = 50;
+/// How long a change, and every value it refers to, is kept by default: a year. The input's
+/// `history_retention_days` sets another period.
+pub const DEFAULT_RETENTION_DAYS: u32 = 365;
 /// The largest server identity (name, title, version, instructions, as JSON) a ledger entry
 /// keeps: 64 KiB. The index holds every entry's identity, so one server with megabytes of
 /// instructions could otherwise push the index past what the platform stores; such a server is
 /// reported, not recorded.
 pub const MAX_IDENTITY_BYTES: usize = 64 * 1024;
-/// How much an index keeps of each entry: history items, how many of the newest items keep
-/// their values ([`HistoryItem::values`]), and whether the per-tool digests stay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Keep {
-    history: usize,
-    values: usize,
-    tool_digests: bool,
-}
-
-/// What the index keeps when it would exceed [`crate::platform::MAX_RECORD_BYTES`], tried in
-/// order: values go before history items (the items are the audit trail; every value is also
-/// in its run's change row), then the history is shortened, then the per-tool digests go.
-const FALLBACKS: [Keep; 7] = [
-    Keep {
-        history: MAX_HISTORY,
-        values: MAX_HISTORY,
-        tool_digests: true,
-    },
-    Keep {
-        history: 25,
-        values: 25,
-        tool_digests: true,
-    },
-    Keep {
-        history: 25,
-        values: 5,
-        tool_digests: true,
-    },
-    Keep {
-        history: 25,
-        values: 0,
-        tool_digests: true,
-    },
-    Keep {
-        history: 10,
-        values: 0,
-        tool_digests: true,
-    },
-    Keep {
-        history: 10,
-        values: 0,
-        tool_digests: false,
-    },
-    Keep {
-        history: 0,
-        values: 0,
-        tool_digests: false,
-    },
-];
 /// Hex digits kept of each per-tool digest ([`Entry::tool_digests`]): 64 bits, plenty to tell
 /// a changed tool from an unchanged one.
 const TOOL_DIGEST_HEX: usize = 16;
@@ -207,6 +171,13 @@ pub enum LedgerError {
         /// What differs.
         problem: String,
     },
+    /// A value the index names (a change's before or after, an earlier surface) is gone, or
+    /// is not the one its digest names ([`values`], [`past`]).
+    #[error("the kept values of the ledger are not the ones it names: {problem}")]
+    ValuesDamaged {
+        /// What is wrong.
+        problem: String,
+    },
     /// A surface record named by the index could not be read, even after retries: damaged,
     /// of another shape, or the store failed. The entry must be kept as it is.
     #[error("surface record {key:?} of the ledger cannot be read: {problem}")]
@@ -261,29 +232,13 @@ pub struct Entry {
     /// The chain link before the oldest kept history item (older items were dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_base: Option<crate::chain::Link>,
+    /// Every earlier surface within the retention period, oldest first: how to rebuild it
+    /// from the stored one ([`past`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
     /// Moves of the entry between shard ledgers, items of its chain ([`crate::chain::moved`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moves: Vec<crate::chain::MoveItem>,
-}
-
-impl Entry {
-    /// Drops the oldest `count` history items; the chain's base moves to the last one dropped.
-    fn drop_oldest(&mut self, count: usize) {
-        if let Some(last) = self.history.drain(..count).next_back()
-            && let (Some(seq), Some(link)) = (last.seq, last.link)
-        {
-            self.history_base = Some(crate::chain::Link { seq, link });
-        }
-    }
-
-    /// Drops the values of all but the newest `newest` history items (the chain links do not
-    /// cover them, so no link changes).
-    fn keep_values(&mut self, newest: usize) {
-        let older = self.history.len().saturating_sub(newest);
-        for item in &mut self.history[..older] {
-            item.values = None;
-        }
-    }
 }
 
 /// The index record of one ledger.
@@ -302,6 +257,12 @@ pub struct Ledger {
     /// The hash chain of this write ([`crate::chain`]); absent in ledgers written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<crate::chain::IndexChain>,
+    /// The values this run added, stored by [`Ledger::store_values`] before the index.
+    #[serde(skip)]
+    pub pending: Pending,
+    /// How many days changes are kept ([`DEFAULT_RETENTION_DAYS`] when `None`).
+    #[serde(skip)]
+    pub retention_days: Option<u32>,
 }
 
 /// The part of an index record read before the rest: its format.
@@ -318,6 +279,9 @@ pub enum Update<'a> {
     Readable {
         /// The new surface.
         surface: &'a Surface,
+        /// The surface it replaces, when it was read for the comparison (`None`: unchanged,
+        /// or its record was lost).
+        previous: Option<&'a Surface>,
         /// Its tool digest (computed once by the caller).
         tool_digest: String,
         /// Where it is stored.
@@ -351,6 +315,8 @@ impl Ledger {
             updated_at: Utc::now(),
             servers: BTreeMap::new(),
             chain: None,
+            pending: Pending::default(),
+            retention_days: None,
         }
     }
 
@@ -434,18 +400,26 @@ impl Ledger {
     }
 
     /// Reads every surface record the index names and checks each against its entry
-    /// ([`check_surface`]): `verify`'s check that no baseline was planted. Returns the number
+    /// ([`check_surface`]), then every value its history and steps name: `verify`'s check
+    /// that no baseline or kept value was planted. Returns the number
     /// checked, or the first entry whose record is gone, unreadable or not its surface.
     pub async fn check_surfaces(
         &self,
         storage: &impl Storage,
     ) -> Result<usize, (String, LedgerError)> {
         let mut checked = 0;
+        let mut packs = PackReader::default();
         for entry in self.servers.values() {
+            let failed = |error| (entry.server_url.clone(), error);
             match Ledger::load_surface(storage, entry).await {
-                Ok(Some(_)) => checked += 1,
+                Ok(Some(surface)) => {
+                    checked += 1;
+                    kept::check_values(storage, entry, surface, &mut packs)
+                        .await
+                        .map_err(|problem| failed(LedgerError::ValuesDamaged { problem }))?;
+                }
                 Ok(None) => {}
-                Err(error) => return Err((entry.server_url.clone(), error)),
+                Err(error) => return Err(failed(error)),
             }
         }
         Ok(checked)
@@ -464,6 +438,11 @@ impl Ledger {
         update: Update<'_>,
         changes: &[Change],
     ) {
+        if !self.pending.knows() {
+            let known = self.known_values();
+            self.pending.set_known(known);
+        }
+        let pending = &mut self.pending;
         let entry = self
             .servers
             .entry(server_url.to_string())
@@ -483,12 +462,14 @@ impl Ledger {
                 repeated_keys: None,
                 history: Vec::new(),
                 history_base: None,
+                steps: Vec::new(),
                 moves: Vec::new(),
             });
         entry.last_seen = now;
         match update {
             Update::Readable {
                 surface,
+                previous,
                 tool_digest,
                 surface_key,
                 era,
@@ -506,6 +487,23 @@ impl Ledger {
                 entry.repeated_keys = Some(repeated_keys);
                 entry.era = Some(era);
                 entry.transport = Some(transport);
+                if entry.surface_key.is_some()
+                    && entry.surface_key.as_deref() != Some(surface_key.as_str())
+                {
+                    let undo = previous.map(|previous| {
+                        let (sha256, unit) = past::undo(
+                            &StoredSurface::value_of(previous),
+                            &StoredSurface::value_of(surface),
+                        );
+                        pending.add(unit);
+                        ValueRef { sha256, pack: None }
+                    });
+                    entry.steps.push(Step {
+                        at: now,
+                        tool_digest: entry.tool_digest.clone(),
+                        undo,
+                    });
+                }
                 entry.identity = surface.identity.clone();
                 entry.auth = auth;
                 entry.tool_digest = Some(tool_digest);
@@ -516,13 +514,15 @@ impl Ledger {
         }
         if !changes.is_empty() {
             entry.last_changed = Some(now);
-            entry
-                .history
-                .extend(changes.iter().map(|change| HistoryItem::of(change, now)));
+            for change in changes {
+                let mut item = HistoryItem::of(change, now);
+                kept::keep_values(&mut item, change, pending);
+                entry.history.push(item);
+            }
             crate::chain::link_items(entry);
-            let excess = entry.history.len().saturating_sub(MAX_HISTORY);
-            entry.drop_oldest(excess);
         }
+        let days = self.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS);
+        entry.retain_since(now - chrono::Duration::days(i64::from(days)));
     }
 
     /// Drops the least recently seen servers beyond [`MAX_SERVERS`].

@@ -61,6 +61,42 @@ fn gzip(bytes: &[u8], level: Compression) -> Vec<u8> {
     encoder.finish().unwrap_or_default()
 }
 
+/// A JSON record of `json`, as it is when small, gzip-compressed above 256 KiB (surface
+/// records and value packs, [`super::values`]).
+pub(super) fn gzip_if_large(json: Vec<u8>) -> Record {
+    if json.len() <= PLAIN_SURFACE_MAX_BYTES {
+        return Record::json(json);
+    }
+    let mut bytes = gzip(&json, Compression::fast());
+    if bytes.len() > MAX_RECORD_BYTES {
+        // A huge record: the best compression may still fit where the fast one does not.
+        bytes = gzip(&json, Compression::best());
+    }
+    Record {
+        bytes,
+        content_type: SURFACE_CONTENT_TYPE.to_string(),
+    }
+}
+
+/// The JSON of a record written by [`gzip_if_large`], inflated when compressed, refused past
+/// 32 MiB.
+pub(super) fn inflate(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes.to_vec());
+    }
+    let mut json = Vec::new();
+    GzDecoder::new(bytes)
+        .take(MAX_SURFACE_JSON_BYTES + 1)
+        .read_to_end(&mut json)
+        .map_err(|e| format!("it is not valid gzip ({e})"))?;
+    if json.len() as u64 > MAX_SURFACE_JSON_BYTES {
+        return Err(format!(
+            "it inflates to more than {MAX_SURFACE_JSON_BYTES} bytes"
+        ));
+    }
+    Ok(json)
+}
+
 impl StoredSurface {
     /// The record that stores `surface`: its JSON ([`SURFACE_FORMAT`]), gzip-compressed when
     /// large; read back with [`StoredSurface::from_bytes`].
@@ -74,37 +110,30 @@ impl StoredSurface {
         // encoder hands it thousands of tiny writes, each a compressor call (4x slower).
         // serde_json cannot fail on a Value tree.
         let json = serde_json::to_vec(&view).unwrap_or_default();
-        if json.len() <= PLAIN_SURFACE_MAX_BYTES {
-            return Record::json(json);
-        }
-        let mut bytes = gzip(&json, Compression::fast());
-        if bytes.len() > MAX_RECORD_BYTES {
-            // A huge surface: the best compression may still fit where the fast one does not.
-            bytes = gzip(&json, Compression::best());
-        }
-        Record {
-            bytes,
-            content_type: SURFACE_CONTENT_TYPE.to_string(),
-        }
+        gzip_if_large(json)
+    }
+
+    /// The stored surface of `surface` as a JSON tree, every field the record keeps: what
+    /// [`super::past`] undoes and rebuilds, whatever fields a surface record gains.
+    pub fn value_of(surface: &Surface) -> Value {
+        let view = StoredSurfaceView {
+            format: SURFACE_FORMAT,
+            identity: &surface.identity,
+            tools: surface.tools.iter().map(|t| &t.raw).collect(),
+        };
+        serde_json::to_value(&view).unwrap_or(Value::Null)
+    }
+
+    /// The surface a JSON tree made by [`StoredSurface::value_of`] stores.
+    pub fn surface_of_value(value: Value) -> Result<Surface, String> {
+        let stored: StoredSurface = serde_json::from_value(value)
+            .map_err(|e| format!("it is not a stored surface ({e})"))?;
+        stored.into_surface()
     }
 
     /// Reads a surface record of either version, gzip-compressed or plain JSON.
     pub fn from_bytes(bytes: &[u8]) -> Result<StoredSurface, String> {
-        let json = if bytes.starts_with(&[0x1f, 0x8b]) {
-            let mut json = Vec::new();
-            GzDecoder::new(bytes)
-                .take(MAX_SURFACE_JSON_BYTES + 1)
-                .read_to_end(&mut json)
-                .map_err(|e| format!("it is not valid gzip ({e})"))?;
-            if json.len() as u64 > MAX_SURFACE_JSON_BYTES {
-                return Err(format!(
-                    "it inflates to more than {MAX_SURFACE_JSON_BYTES} bytes"
-                ));
-            }
-            json
-        } else {
-            bytes.to_vec()
-        };
+        let json = inflate(bytes)?;
         let values = value_count(&json);
         if values > MAX_SURFACE_VALUES {
             return Err(format!(

@@ -34,11 +34,12 @@ fn unreadable_and_future_records_are_refused() {
 }
 
 #[test]
-fn apply_keeps_first_seen_caps_history_and_auth_only_keeps_surface() {
+fn apply_keeps_first_seen_and_history_and_auth_only_keeps_surface() {
     let mut ledger = Ledger::empty("DEFAULT");
     let s = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
     fn update(s: &Surface) -> Update<'_> {
         Update::Readable {
+            previous: None,
             surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
             tool_digest: s.tool_digest(),
             surface: s,
@@ -81,7 +82,11 @@ fn apply_keeps_first_seen_caps_history_and_auth_only_keeps_surface() {
     assert_eq!(entry.first_seen, at(0));
     assert_eq!(entry.last_seen, at(20));
     assert_eq!(entry.last_changed, Some(at(10)));
-    assert_eq!(entry.history.len(), MAX_HISTORY);
+    assert_eq!(
+        entry.history.len(),
+        60,
+        "every change within the retention period"
+    );
     assert!(entry.auth.auth_required);
     assert_eq!(entry.tool_digest, Some(s.tool_digest()));
 }
@@ -105,6 +110,7 @@ fn eviction_drops_the_least_recently_seen() {
         "https://s0.example/mcp",
         at(10_000),
         Update::Readable {
+            previous: None,
             surface: &s,
             tool_digest: s.tool_digest(),
             surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
@@ -197,6 +203,7 @@ fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
     ]);
     let s = surface(tools);
     let update = Update::Readable {
+        previous: None,
         surface: &s,
         tool_digest: s.tool_digest(),
         surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
@@ -295,4 +302,64 @@ fn values_go_before_history_and_leave_the_chain_intact() {
     assert!(kept[20..].iter().all(|&k| k), "the newest keep theirs");
     let stored: Value = serde_json::from_slice(&record.bytes).unwrap();
     assert_eq!(crate::chain::check_index(&stored), Ok(()));
+}
+
+#[test]
+fn changes_and_steps_older_than_the_retention_period_go_and_leave_a_mark() {
+    let day = |d: i64| at(d * 86_400);
+    let url = "https://x.example/mcp";
+    let mut ledger = Ledger::empty("DEFAULT");
+    ledger.retention_days = Some(30);
+    let versions: Vec<Surface> = (0..4)
+        .map(|v| surface(json!([{"name": "a", "description": "x".repeat(600 + v)}])))
+        .collect();
+    fn update<'a>(s: &'a Surface, previous: Option<&'a Surface>) -> Update<'a> {
+        Update::Readable {
+            surface: s,
+            previous,
+            tool_digest: s.tool_digest(),
+            surface_key: StoredSurface::key_for(&s.identity, &s.tool_digest()),
+            era: Era::Modern,
+            transport: "streamable-http".into(),
+            auth: AuthState::default(),
+            repeated_keys: Vec::new(),
+            tool_digests: None,
+        }
+    }
+    ledger.apply(url, day(0), update(&versions[0], None), &[]);
+    for (v, d) in [(1, 10), (2, 20), (3, 45)] {
+        let changes = crate::changes::between(&versions[v - 1], &versions[v]).changes;
+        assert!(!changes.is_empty());
+        ledger.apply(
+            url,
+            day(d),
+            update(&versions[v], Some(&versions[v - 1])),
+            &changes,
+        );
+    }
+    let entry = ledger.entry(url).unwrap().clone();
+    // Day 45 keeps what is younger than 30 days: the changes of day 20 and 45.
+    assert!(entry.history.iter().all(|i| i.observed_at >= day(15)));
+    assert!(entry.history.iter().any(|i| i.observed_at == day(20)));
+    // The step of day 10 is cut: a mark says nothing before it can be rebuilt.
+    let steps: Vec<(DateTime<Utc>, bool)> = entry
+        .steps
+        .iter()
+        .map(|s| (s.at, s.undo.is_some()))
+        .collect();
+    assert_eq!(
+        steps,
+        vec![(day(10), false), (day(20), true), (day(45), true)]
+    );
+    // Large values wait for the run's value pack, each once.
+    let packs = ledger.pending.take_packs();
+    assert_eq!(packs.len(), 1);
+    let large = entry
+        .history
+        .iter()
+        .flat_map(|i| i.values.iter().flat_map(|v| [&v.old, &v.new]))
+        .flatten()
+        .filter(|v| matches!(v, KeptValue::Digest { pack: None, .. }))
+        .count();
+    assert!(large >= 2, "{large}");
 }

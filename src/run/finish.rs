@@ -77,6 +77,9 @@ pub(super) async fn finish<S: Storage>(
     // The index is sealed now (after eviction, so the sealed record is the one written) so the
     // summary row can carry its chain head; it is written last.
     ledger.evict();
+    // The values the run's changes refer to go first, in as few records as fit: the index
+    // names the packs that hold them.
+    ledger.store_values(storage).await?;
     let index = ledger.sealed_record()?;
     summary.chain = crate::chain::anchor(ledger);
     summary.notifications = planned_notifications(input, &change_rows);

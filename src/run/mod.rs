@@ -305,6 +305,7 @@ pub async fn run_with_input(
         options,
         now: Utc::now(),
     };
+    ctx.ledger.retention_days = Some(ctx.input.history_retention_days);
     let witnesses = previous_witnesses(storage, &ctx.input.ledger_name).await;
     crate::chain::open(
         &mut ctx.ledger,

@@ -176,6 +176,8 @@ pub(super) async fn record_readable<S: Storage>(
     let mut identity_signal = None;
     let mut lost_baseline = None;
     let mut tampered: Option<String> = None;
+    // The surface replaced, kept so the ledger can undo this run's change later.
+    let mut replaced: Option<Surface> = None;
     let (status, changes) = match ledger.entry(key) {
         None => (LedgerStatus::Created, Vec::new()),
         Some(entry) => {
@@ -241,6 +243,7 @@ pub(super) async fn record_readable<S: Storage>(
                 let set = crate::changes::between(&previous, &surface);
                 identity_signal = set.identity_signal;
                 changes.extend(set.changes);
+                replaced = Some(previous);
             }
             let repeats = crate::changes::repeated_keys_gained(
                 entry.repeated_keys.as_deref(),
@@ -308,6 +311,7 @@ pub(super) async fn record_readable<S: Storage>(
             now,
             Update::Readable {
                 surface: &surface,
+                previous: replaced.as_ref(),
                 tool_digest: digest.clone(),
                 surface_key,
                 era: observation.era,

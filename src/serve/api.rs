@@ -6,7 +6,7 @@
 //! | `GET /ledgers` | the ledger names in the store |
 //! | `GET /ledgers/{name}/servers` | the watched servers |
 //! | `GET /ledgers/{name}/servers/{url}/changes?since=RFC3339` | a server's remembered changes |
-//! | `GET /ledgers/{name}/servers/{url}/surface` | a server's stored surface |
+//! | `GET /ledgers/{name}/servers/{url}/surface?at=RFC3339` | a server's stored surface, or the one it served at a past time |
 //! | `POST /diff` | the `diff` rows between two documents |
 //! | `GET /server`, `GET /changes`, `GET /changes.atom` | pages and the feed ([`super::pages`]) |
 //!
@@ -140,7 +140,7 @@ async fn index(
             "GET /ledgers": "the ledger names in the store",
             "GET /ledgers/{name}/servers": "the watched servers of a ledger",
             "GET /ledgers/{name}/servers/{url-encoded server URL}/changes?since=RFC3339": "a server's remembered changes",
-            "GET /ledgers/{name}/servers/{url-encoded server URL}/surface": "a server's stored surface",
+            "GET /ledgers/{name}/servers/{url-encoded server URL}/surface?at=RFC3339": "a server's stored surface, or the one it served at a past time",
             "POST /diff": "{\"before\": doc, \"after\": doc} -> the rows of the diff subcommand",
             "POST /mcp": "MCP endpoint (Streamable HTTP, stateless)",
         },
@@ -179,12 +179,21 @@ async fn changes(
     Ok(Json(reader.changes(&name, &server, since).await?).into_response())
 }
 
+/// The query of the surface route.
+#[derive(Debug, Deserialize)]
+struct SurfaceQuery {
+    at: Option<String>,
+}
+
 async fn surface(
     State(reader): State<Reader>,
     path: Result<Path<(String, String)>, PathRejection>,
+    query: Result<Query<SurfaceQuery>, QueryRejection>,
 ) -> Result<Response, ServeError> {
     let Path((name, server)) = path.map_err(bad_path)?;
-    Ok(Json(reader.surface(&name, &server).await?).into_response())
+    let Query(query) = query.map_err(|e| ServeError::BadRequest(e.body_text()))?;
+    let at = query.at.as_deref().map(parse_since).transpose()?;
+    Ok(Json(reader.surface(&name, &server, at).await?).into_response())
 }
 
 async fn diff(body: Result<Bytes, BytesRejection>) -> Result<Response, ServeError> {

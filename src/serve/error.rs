@@ -42,6 +42,10 @@ pub enum ServeError {
     /// The server has no readable stored surface (it was never read, or demanded auth).
     #[error("server {0:?} has no stored surface yet")]
     NoSurface(String),
+    /// The surface asked for at a past time is not kept (before the server was first read,
+    /// or beyond the retention period).
+    #[error("{0}")]
+    NotKept(String),
     /// The ledger or one of its surface records is not readable by this build.
     #[error("{0}")]
     LedgerUnreadable(String),
@@ -80,6 +84,7 @@ impl ServeError {
             ServeError::NoLedger(_) | ServeError::UnknownLedger { .. } => "ledger_not_found",
             ServeError::NoServer { .. } => "server_not_found",
             ServeError::NoSurface(_) => "surface_not_found",
+            ServeError::NotKept(_) => "surface_not_kept",
             ServeError::LedgerUnreadable(_) => "ledger_unreadable",
             ServeError::Storage(_) => "storage_error",
             ServeError::BadRequest(_) => "bad_request",
@@ -99,6 +104,7 @@ impl ServeError {
             | ServeError::UnknownLedger { .. }
             | ServeError::NoServer { .. }
             | ServeError::NoSurface(_)
+            | ServeError::NotKept(_)
             | ServeError::NoRoute(_) => StatusCode::NOT_FOUND,
             ServeError::LedgerUnreadable(_) => StatusCode::CONFLICT,
             ServeError::Storage(_) => StatusCode::BAD_GATEWAY,
@@ -146,6 +152,7 @@ mod tests {
                 404,
             ),
             (ServeError::NoRoute("/x".into()), 404),
+            (ServeError::NotKept("x".into()), 404),
             (ServeError::LedgerUnreadable("x".into()), 409),
             (ServeError::Storage("x".into()), 502),
             (ServeError::HostNotAllowed("x".into()), 421),

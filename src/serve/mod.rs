@@ -29,6 +29,7 @@ pub mod compare;
 pub mod error;
 pub mod guard;
 pub mod hosts;
+mod kept;
 pub mod pages;
 pub mod schema;
 mod statuses;

@@ -131,12 +131,14 @@ impl<S: Storage> LedgerReader<S> {
     ) -> Result<ChangesView, ServeError> {
         let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
-        let changes: Vec<ChangeView> = entry
+        let mut changes: Vec<ChangeView> = entry
             .history
             .iter()
             .filter(|item| since.is_none_or(|since| item.observed_at >= since))
             .map(change_view)
             .collect();
+        let values = changes.iter_mut().map(|c| &mut c.values).collect();
+        super::kept::whole(&self.storage, values).await;
         Ok(ChangesView {
             ledger_name: ledger.ledger_name.clone(),
             server_url: entry.server_url.clone(),
@@ -148,17 +150,19 @@ impl<S: Storage> LedgerReader<S> {
         })
     }
 
-    /// The stored surface of one server (of the store's only ledger instead of a missing
-    /// default, [`Self::instead_of`]).
+    /// The stored surface of one server, or the surface it served at `at`, rebuilt from the
+    /// stored one and the kept values ([`ledger::past`]) (of the store's only ledger instead
+    /// of a missing default, [`Self::instead_of`]).
     pub async fn surface(
         &self,
         ledger_name: &str,
         server_url: &str,
+        at: Option<DateTime<Utc>>,
     ) -> Result<SurfaceView, ServeError> {
-        match self.surface_named(ledger_name, server_url).await {
+        match self.surface_named(ledger_name, server_url, at).await {
             Err(ServeError::NoLedger(_)) => {
                 let (name, note) = self.instead_of(ledger_name).await?;
-                let mut view = self.surface_named(&name, server_url).await?;
+                let mut view = self.surface_named(&name, server_url, at).await?;
                 view.note = Some(note);
                 Ok(view)
             }
@@ -170,27 +174,25 @@ impl<S: Storage> LedgerReader<S> {
         &self,
         ledger_name: &str,
         server_url: &str,
+        at: Option<DateTime<Utc>>,
     ) -> Result<SurfaceView, ServeError> {
         let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
-        let surface = self
-            .stored_surface(entry)
-            .await?
-            .ok_or_else(|| ServeError::NoSurface(entry.server_url.clone()))?;
+        let Some(at) = at else {
+            let surface = self
+                .stored_surface(entry)
+                .await?
+                .ok_or_else(|| ServeError::NoSurface(entry.server_url.clone()))?;
+            let risks = Risks::of(&summarize_tools(&surface));
+            self.remember(entry, risks);
+            return Ok(surface_view(&ledger, entry, &surface, risks, None));
+        };
+        let mut packs = ledger::PackReader::default();
+        let surface = ledger::past::surface_at(&self.storage, entry, at, &mut packs)
+            .await
+            .map_err(past_error)?;
         let risks = Risks::of(&summarize_tools(&surface));
-        self.remember(entry, risks);
-        Ok(SurfaceView {
-            ledger_name: ledger.ledger_name.clone(),
-            server_url: entry.server_url.clone(),
-            tool_digest: entry.tool_digest.clone(),
-            surface_key: entry.surface_key.clone(),
-            identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
-            risk: wire_name(&risks.declared),
-            assumed_risk: wire_name(&risks.assumed),
-            tools_total: surface.tools.len(),
-            tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
-            note: None,
-        })
+        Ok(surface_view(&ledger, entry, &surface, risks, Some(at)))
     }
 
     /// The ledger names of the store, sorted: every index record, except that the shard
@@ -274,6 +276,13 @@ impl<S: Storage> LedgerReader<S> {
         Ok(changes)
     }
 
+    /// Reads whole every value of `changes` a value pack keeps (checked against its digest):
+    /// the changes page and the feed call it for the changes they show, not for the fleet.
+    pub async fn whole_values(&self, changes: &mut [FleetChange]) {
+        let values = changes.iter_mut().map(|c| &mut c.change.values).collect();
+        super::kept::whole(&self.storage, values).await;
+    }
+
     /// One server with its history and the summaries of its stored surface (of the store's
     /// only ledger instead of a missing default, [`Self::instead_of`]).
     pub async fn server_detail(
@@ -328,11 +337,14 @@ impl<S: Storage> LedgerReader<S> {
             .as_ref()
             .map(|surface| surface.tools.iter().map(|tool| tool.raw.clone()).collect())
             .unwrap_or_default();
+        let mut history: Vec<ChangeView> = entry.history.iter().map(change_view).collect();
+        let values = history.iter_mut().map(|c| &mut c.values).collect();
+        super::kept::whole(&self.storage, values).await;
         let mut server = server_view(entry, risk);
         server.status = status;
         Ok(ServerDetail {
             server,
-            history: entry.history.iter().map(change_view).collect(),
+            history,
             tools,
             instructions: surface.and_then(|surface| surface.identity.instructions),
             raw_tools,
@@ -547,6 +559,51 @@ fn find_entry<'a>(ledger: &'a Ledger, server_url: &str) -> Result<&'a Entry, Ser
             ledger_name: ledger.ledger_name.clone(),
             server_url: server_url.to_string(),
         })
+}
+
+/// The answer of the surface route: `entry`'s surface `surface` (the stored one, or the one
+/// served at `at`).
+fn surface_view(
+    ledger: &Ledger,
+    entry: &Entry,
+    surface: &Surface,
+    risks: Risks,
+    at: Option<DateTime<Utc>>,
+) -> SurfaceView {
+    let (tool_digest, surface_key) = match at {
+        None => (entry.tool_digest.clone(), entry.surface_key.clone()),
+        Some(_) => {
+            let digest = surface.tool_digest();
+            let key = ledger::StoredSurface::key_for(&surface.identity, &digest);
+            (Some(digest), Some(key))
+        }
+    };
+    SurfaceView {
+        ledger_name: ledger.ledger_name.clone(),
+        server_url: entry.server_url.clone(),
+        at,
+        tool_digest,
+        surface_key,
+        identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
+        risk: wire_name(&risks.declared),
+        assumed_risk: wire_name(&risks.assumed),
+        tools_total: surface.tools.len(),
+        tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+        note: None,
+    }
+}
+
+/// The answer to a past surface that cannot be given.
+fn past_error(error: ledger::PastError) -> ServeError {
+    use ledger::PastError;
+    match error {
+        PastError::NotWatched(_) | PastError::NotKept(_) | PastError::NoSurface => {
+            ServeError::NotKept(error.to_string())
+        }
+        PastError::Ledger(_) | PastError::Value(_) | PastError::Mismatch { .. } => {
+            ServeError::LedgerUnreadable(error.to_string())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -46,6 +46,21 @@ pub struct ServerArgs {
     pub server_url: String,
 }
 
+/// Arguments of `get_surface`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SurfaceArgs {
+    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`, or the store's only
+    /// ledger when it has no `DEFAULT` (see `list_ledgers`).
+    #[serde(default)]
+    pub ledger_name: Option<String>,
+    /// The server's URL, as listed by `list_watched_servers`.
+    pub server_url: String,
+    /// An RFC 3339 time: the surface the server served then, rebuilt from the stored surface
+    /// and the kept values. Omitted: the stored (latest) surface.
+    #[serde(default)]
+    pub at: Option<String>,
+}
+
 /// Arguments of `get_changes`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ChangesArgs {
@@ -166,7 +181,7 @@ impl LedgerTools {
     }
 
     /// The stored surface of one watched server: identity, risk and every tool definition as
-    /// last served.
+    /// last served, or (with `at`) as served at that time.
     #[tool(annotations(
         title = "Get a server's stored surface",
         read_only_hint = true,
@@ -176,11 +191,17 @@ impl LedgerTools {
     ))]
     async fn get_surface(
         &self,
-        Parameters(args): Parameters<ServerArgs>,
+        Parameters(args): Parameters<SurfaceArgs>,
     ) -> Result<Json<SurfaceView>, String> {
         let name = ledger(&args.ledger_name);
+        let at = args
+            .at
+            .as_deref()
+            .map(parse_since)
+            .transpose()
+            .map_err(|e| e.to_string())?;
         self.reader
-            .surface(name, &args.server_url)
+            .surface(name, &args.server_url, at)
             .await
             .map(Json)
             .map_err(|e| e.to_string())

@@ -152,6 +152,10 @@ pub struct SurfaceView {
     pub ledger_name: String,
     /// The server.
     pub server_url: String,
+    /// The time asked for (`?at=`): the surface is the one served then, rebuilt from the
+    /// stored surface and the kept values. Absent for the stored surface.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<DateTime<Utc>>,
     /// Digest of the stored tool surface.
     pub tool_digest: Option<String>,
     /// The record holding the surface.

@@ -291,7 +291,8 @@ fn rebase_break(index: &Value) -> Result<(), Break> {
     })
 }
 
-/// Reads every surface record the index names and checks it against its entry.
+/// Reads every surface record the index names and checks it against its entry, then every
+/// kept value and earlier surface.
 async fn check_surfaces(
     storage: &impl Storage,
     ledger_name: &str,
@@ -301,6 +302,8 @@ async fn check_surfaces(
         location: "index".to_string(),
         problem: e.to_string(),
     })?;
+    // Every kept value and earlier surface too, checked against the digests the chained index
+    // names (docs/history.md).
     ledger
         .check_surfaces(storage)
         .await

@@ -94,13 +94,43 @@ fn entry(xml: &mut String, ledger: &str, change: &FleetChange) {
         "<entry>\n<id>urn:sha256:{id}</id>\n<title type=\"text\">{}</title>\n<updated>{observed}</updated>\n\
          <link rel=\"alternate\" type=\"text/html\" href=\"{}\"/>\n\
          <category term=\"{}\" label=\"severity\"/>\n<category term=\"{}\" label=\"class\"/>\n\
-         <summary type=\"text\">{}</summary>\n</entry>",
+         <summary type=\"text\">{}</summary>\n{}</entry>",
         text(&title),
         text(&link("server", &server_query)),
         text(&view.severity),
         text(&view.change_class),
         text(&summary),
+        content(view.values.as_ref()),
     );
+}
+
+/// The entry's before and after whole, as HTML content: each side folded in a `<details>`
+/// (values can be whole tool definitions), or nothing for a change without kept values.
+fn content(values: Option<&crate::ledger::ChangeValues>) -> String {
+    let Some(values) = values else {
+        return String::new();
+    };
+    let mut html = String::new();
+    for (label, side) in [("before", &values.old), ("after", &values.new)] {
+        let shown = match side {
+            None => "(absent)".to_string(),
+            Some(kept) => match kept.value() {
+                Some(value) => serde_json::to_string_pretty(&value).unwrap_or_default(),
+                None => match kept {
+                    crate::ledger::KeptValue::Digest { bytes, sha256, .. } => {
+                        format!("({bytes} bytes, SHA-256 {sha256}, not readable from the store)")
+                    }
+                    crate::ledger::KeptValue::Whole { json } => json.clone(),
+                },
+            },
+        };
+        let _ = write!(
+            html,
+            "<details><summary>{label}</summary><pre>{}</pre></details>",
+            escape(&shown)
+        );
+    }
+    format!("<content type=\"html\">{}</content>\n", text(&html))
 }
 
 /// `./path?query`.

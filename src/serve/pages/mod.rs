@@ -179,7 +179,14 @@ pub async fn changes_page(
         &uri,
         async |reader, nav| {
             let all = reader.fleet_changes(&nav.ledger).await?;
-            let selected: Vec<_> = all.iter().filter(|c| filter.selects(c)).collect();
+            let mut selected: Vec<_> = all.into_iter().filter(|c| filter.selects(c)).collect();
+            // Only the page shown has its values read whole from their packs.
+            let places: Vec<usize> = (0..selected.len()).collect();
+            let (shown, _) = filter::page_of(&places, filter.page, filter::PAGE_SIZE);
+            if let (Some(first), Some(last)) = (shown.first(), shown.last()) {
+                reader.whole_values(&mut selected[*first..=*last]).await;
+            }
+            let selected: Vec<_> = selected.iter().collect();
             Ok(changes::render(nav, &filter, &selected))
         },
     )
@@ -197,7 +204,11 @@ pub async fn feed(
     let nav = navigation(&reader, filter.ledger.as_deref(), None).await?;
     let servers = reader.servers(&nav.ledger).await?;
     let all = reader.fleet_changes(&nav.ledger).await?;
-    let selected: Vec<_> = all.iter().filter(|c| filter.selects(c)).collect();
+    let mut selected: Vec<_> = all.into_iter().filter(|c| filter.selects(c)).collect();
+    // Only the entries the feed writes have their values read whole from their packs.
+    let written = selected.len().min(filter::FEED_SIZE);
+    reader.whole_values(&mut selected[..written]).await;
+    let selected: Vec<_> = selected.iter().collect();
     let xml = atom::render(&nav.ledger, &filter, &selected, servers.updated_at);
     let mut response = xml.into_response();
     let headers = response.headers_mut();

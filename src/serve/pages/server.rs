@@ -73,7 +73,7 @@ pub fn render_remembered(body: &mut String, server_url: &str, change: &ChangeVie
 
 fn side<'a>(kept: Option<&'a KeptValue>, value: Option<&'a Value>) -> Side<'a> {
     match kept {
-        Some(KeptValue::Digest { bytes, sha256 }) => Side::NotKept {
+        Some(KeptValue::Digest { bytes, sha256, .. }) => Side::NotKept {
             bytes: *bytes,
             sha256,
         },
@@ -301,6 +301,7 @@ mod tests {
             old: Some(KeptValue::Digest {
                 bytes: 2048,
                 sha256: "<ab>".into(),
+                pack: None,
             }),
             new: None,
         }));
