@@ -4,7 +4,8 @@
 //! On top of [`diff::compare`] this adds:
 //! - `capability_added` when a tool that exists on both sides gains a capability;
 //! - `poisoning_marker_added` when a new or changed text (tool, parameter, enum, default, `_meta`,
-//!   server instructions) carries a marker it did not carry before;
+//!   server instructions, prompt, resource, resource template) carries a marker it did not
+//!   carry before;
 //! - rename hints (`renamed_to` / `renamed_from`) pairing removed and added tools;
 //! - `poisoning_marker_added` for an object key a tool definition newly repeats
 //!   ([`repeated_keys_gained`]: the parsed surfaces cannot show it, the raw answers can);
@@ -39,9 +40,11 @@ pub fn between(old: &Surface, new: &Surface) -> ChangeSet {
     changes.extend(capability_changes(old, new));
     changes.extend(marker_changes(old, new));
     apply_rename_hints(&mut changes);
-    let surface_changed = changes
-        .iter()
-        .any(|c| c.tool_name.is_some() || c.change_class == ChangeClass::ServerInstructionsChanged);
+    let surface_changed = changes.iter().any(|c| {
+        c.tool_name.is_some()
+            || c.change_class == ChangeClass::ServerInstructionsChanged
+            || c.change_class.is_declared_item()
+    });
     let identity_signal = risk::identity_signal(&old.identity, &new.identity, surface_changed);
     if identity_signal == Some(IdentitySignal::SurfaceChangedSameVersion) {
         for change in &mut changes {
@@ -239,6 +242,11 @@ fn marker_changes(old: &Surface, new: &Surface) -> Vec<Change> {
         None,
         risk::markers_gained(&scan(old), &scan(new)),
     ));
+    let (was, now) = (
+        risk::declared::scan_changed(&old.declared, &new.declared),
+        risk::declared::scan_changed(&new.declared, &old.declared),
+    );
+    changes.extend(marker_rows(None, risk::markers_gained(&was, &now)));
     changes
 }
 

@@ -38,11 +38,42 @@ pub enum ChangeClass {
     /// The surface changed while its stored baseline was lost (the record is gone), so the
     /// changes cannot be listed one by one (ours; always reported, whatever `alert_on` says).
     BaselineLost,
+    /// The server lists a prompt it did not list before.
+    PromptAdded,
+    /// A prompt the server listed is gone.
+    PromptRemoved,
+    /// A prompt's `description` or `title` changed.
+    PromptDescriptionChanged,
+    /// A prompt's `arguments` changed (graded for callers of `prompts/get`).
+    PromptArgumentsChanged,
+    /// Another field of a prompt changed (`icons`, `_meta`, an unknown field).
+    PromptFieldChanged,
+    /// The server lists a resource it did not list before (itemized lists only).
+    ResourceAdded,
+    /// A resource the server listed is gone (itemized lists only).
+    ResourceRemoved,
+    /// The `name`, `title` or `description` of a resource or resource template changed.
+    ResourceDescriptionChanged,
+    /// The `mimeType` of a resource or resource template changed.
+    ResourceMimeTypeChanged,
+    /// The `annotations` of a resource or resource template changed (`lastModified` aside).
+    ResourceAnnotationsChanged,
+    /// Another field of a resource or resource template changed (`icons`, `_meta`, unknown).
+    ResourceFieldChanged,
+    /// The count of a summarized resource list changed (a large or incomplete list is one
+    /// summary, not one item per resource: data is not surface).
+    ResourceCountChanged,
+    /// The server lists a resource template it did not list before.
+    ResourceTemplateAdded,
+    /// A resource template the server listed is gone.
+    ResourceTemplateRemoved,
+    /// A resource template's `uriTemplate` changed (graded: a variable added is breaking).
+    ResourceTemplateUriChanged,
 }
 
 impl ChangeClass {
     /// Every class, in declaration (and sort) order.
-    pub const ALL: [ChangeClass; 14] = [
+    pub const ALL: [ChangeClass; 29] = [
         ChangeClass::ToolAdded,
         ChangeClass::ToolRemoved,
         ChangeClass::InputSchemaChanged,
@@ -57,6 +88,21 @@ impl ChangeClass {
         ChangeClass::CapabilityAdded,
         ChangeClass::PoisoningMarkerAdded,
         ChangeClass::BaselineLost,
+        ChangeClass::PromptAdded,
+        ChangeClass::PromptRemoved,
+        ChangeClass::PromptDescriptionChanged,
+        ChangeClass::PromptArgumentsChanged,
+        ChangeClass::PromptFieldChanged,
+        ChangeClass::ResourceAdded,
+        ChangeClass::ResourceRemoved,
+        ChangeClass::ResourceDescriptionChanged,
+        ChangeClass::ResourceMimeTypeChanged,
+        ChangeClass::ResourceAnnotationsChanged,
+        ChangeClass::ResourceFieldChanged,
+        ChangeClass::ResourceCountChanged,
+        ChangeClass::ResourceTemplateAdded,
+        ChangeClass::ResourceTemplateRemoved,
+        ChangeClass::ResourceTemplateUriChanged,
     ];
 
     /// The wire name of the class.
@@ -76,11 +122,28 @@ impl ChangeClass {
             ChangeClass::CapabilityAdded => "capability_added",
             ChangeClass::PoisoningMarkerAdded => "poisoning_marker_added",
             ChangeClass::BaselineLost => "baseline_lost",
+            ChangeClass::PromptAdded => "prompt_added",
+            ChangeClass::PromptRemoved => "prompt_removed",
+            ChangeClass::PromptDescriptionChanged => "prompt_description_changed",
+            ChangeClass::PromptArgumentsChanged => "prompt_arguments_changed",
+            ChangeClass::PromptFieldChanged => "prompt_field_changed",
+            ChangeClass::ResourceAdded => "resource_added",
+            ChangeClass::ResourceRemoved => "resource_removed",
+            ChangeClass::ResourceDescriptionChanged => "resource_description_changed",
+            ChangeClass::ResourceMimeTypeChanged => "resource_mime_type_changed",
+            ChangeClass::ResourceAnnotationsChanged => "resource_annotations_changed",
+            ChangeClass::ResourceFieldChanged => "resource_field_changed",
+            ChangeClass::ResourceCountChanged => "resource_count_changed",
+            ChangeClass::ResourceTemplateAdded => "resource_template_added",
+            ChangeClass::ResourceTemplateRemoved => "resource_template_removed",
+            ChangeClass::ResourceTemplateUriChanged => "resource_template_uri_changed",
         }
     }
 
     /// The default `alert_on` set: the five classes of seed 000 that change what a connected
-    /// agent can do, plus the two risk classes (a new capability, a poisoning marker).
+    /// agent can do, plus the two risk classes (a new capability, a poisoning marker), plus their
+    /// counterparts for prompts and resource templates (added, removed, arguments or
+    /// `uriTemplate` changed). Resources are data more often than surface: not by default.
     pub fn default_alert_set() -> Vec<ChangeClass> {
         vec![
             ChangeClass::ToolAdded,
@@ -90,7 +153,35 @@ impl ChangeClass {
             ChangeClass::AuthRequirementChanged,
             ChangeClass::CapabilityAdded,
             ChangeClass::PoisoningMarkerAdded,
+            ChangeClass::PromptAdded,
+            ChangeClass::PromptRemoved,
+            ChangeClass::PromptArgumentsChanged,
+            ChangeClass::ResourceTemplateAdded,
+            ChangeClass::ResourceTemplateRemoved,
+            ChangeClass::ResourceTemplateUriChanged,
         ]
+    }
+
+    /// True for the classes of prompts, resources and resource templates.
+    pub fn is_declared_item(self) -> bool {
+        matches!(
+            self,
+            ChangeClass::PromptAdded
+                | ChangeClass::PromptRemoved
+                | ChangeClass::PromptDescriptionChanged
+                | ChangeClass::PromptArgumentsChanged
+                | ChangeClass::PromptFieldChanged
+                | ChangeClass::ResourceAdded
+                | ChangeClass::ResourceRemoved
+                | ChangeClass::ResourceDescriptionChanged
+                | ChangeClass::ResourceMimeTypeChanged
+                | ChangeClass::ResourceAnnotationsChanged
+                | ChangeClass::ResourceFieldChanged
+                | ChangeClass::ResourceCountChanged
+                | ChangeClass::ResourceTemplateAdded
+                | ChangeClass::ResourceTemplateRemoved
+                | ChangeClass::ResourceTemplateUriChanged
+        )
     }
 }
 
@@ -185,7 +276,13 @@ mod tests {
                 "destructive_hint_changed",
                 "auth_requirement_changed",
                 "capability_added",
-                "poisoning_marker_added"
+                "poisoning_marker_added",
+                "prompt_added",
+                "prompt_removed",
+                "prompt_arguments_changed",
+                "resource_template_added",
+                "resource_template_removed",
+                "resource_template_uri_changed"
             ]
         );
     }

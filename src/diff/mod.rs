@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod change;
 pub mod class;
+pub mod declared;
 pub mod grade;
 
 pub use auth::{AuthState, ToolDiffDecision, compare_auth, tool_diff_decision};

@@ -269,6 +269,21 @@ fn rule_value(id: &str, short: &str, help: &str) -> Value {
 /// The short description and the help text of a change class.
 fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
     match class {
+        ChangeClass::PromptAdded
+        | ChangeClass::PromptRemoved
+        | ChangeClass::PromptDescriptionChanged
+        | ChangeClass::PromptArgumentsChanged
+        | ChangeClass::PromptFieldChanged
+        | ChangeClass::ResourceAdded
+        | ChangeClass::ResourceRemoved
+        | ChangeClass::ResourceDescriptionChanged
+        | ChangeClass::ResourceMimeTypeChanged
+        | ChangeClass::ResourceAnnotationsChanged
+        | ChangeClass::ResourceFieldChanged
+        | ChangeClass::ResourceCountChanged
+        | ChangeClass::ResourceTemplateAdded
+        | ChangeClass::ResourceTemplateRemoved
+        | ChangeClass::ResourceTemplateUriChanged => crate::diff::declared::rule_text(class),
         ChangeClass::ToolAdded => (
             "The server offers a new tool",
             "An agent connected to this server can call the new tool from now on. Review what it does and whether agents should have it.",
