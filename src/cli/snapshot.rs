@@ -18,7 +18,7 @@ use crate::net::{self, NetConfig, PolicyMode};
 use crate::reason::ReasonCode;
 use crate::report::{ToolSummary, mark_repeated_keys, summarize_tools};
 use crate::risk::{self, Capability, Finding, Risk};
-use crate::surface::{Declared, DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
+use crate::surface::{DIGEST_ALGORITHM, Declared, InvalidTool, ServerIdentity, Surface};
 use crate::targets::{self, Planned, TargetRules};
 
 /// The `snapshot_format` tag of the JSON this module prints; `diff` checks it when reading.

@@ -162,6 +162,18 @@ impl ChangeClass {
         ]
     }
 
+    /// True for the classes that follow the data a server lists as resources rather than its
+    /// declared surface (a resource added or removed, a summarized list's count): they do not
+    /// make the identity signal, since data changes under the same server version.
+    pub fn follows_data(self) -> bool {
+        matches!(
+            self,
+            ChangeClass::ResourceAdded
+                | ChangeClass::ResourceRemoved
+                | ChangeClass::ResourceCountChanged
+        )
+    }
+
     /// True for the classes of prompts, resources and resource templates.
     pub fn is_declared_item(self) -> bool {
         matches!(
