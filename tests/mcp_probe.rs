@@ -70,8 +70,19 @@ fn assert_paged_surface(observation: &Observation, name: &str) {
     // without `resources/templates/list`) has an empty list, not an unread one.
     let prompts = observation.prompts.as_ref().expect("prompts read");
     assert_eq!(names(&prompts.items).len(), 2);
-    assert_eq!(observation.resources.as_ref().expect("resources read").items.len(), 1);
-    let templates = observation.resource_templates.as_ref().expect("templates read");
+    assert_eq!(
+        observation
+            .resources
+            .as_ref()
+            .expect("resources read")
+            .items
+            .len(),
+        1
+    );
+    let templates = observation
+        .resource_templates
+        .as_ref()
+        .expect("templates read");
     assert!(templates.items.is_empty());
     assert_eq!(observation.transport, "streamable-http");
     assert_eq!(observation.http_status, 200);

@@ -112,10 +112,6 @@ pub fn compare(old: &Surface, new: &Surface) -> Vec<Change> {
             }
         }
     }
-    changes.extend(super::declared::compare_declared(
-        &old.declared,
-        &new.declared,
-    ));
     sort_changes(&mut changes);
     changes
 }
