@@ -40,6 +40,7 @@ pub fn between(old: &Surface, new: &Surface) -> ChangeSet {
     changes.extend(capability_changes(old, new));
     changes.extend(marker_changes(old, new));
     apply_rename_hints(&mut changes);
+    risk::declared::apply_rename_hints(&mut changes);
     let surface_changed = changes.iter().any(|c| {
         c.tool_name.is_some()
             || c.change_class == ChangeClass::ServerInstructionsChanged

@@ -5,7 +5,10 @@
 //! A finding's pointer names the item and the text inside it, such as
 //! `prompts["greet"]/arguments/0/description`, so a change row says where the marker is.
 
-use super::{Finding, ScanCache, poison};
+use serde_json::{Map, Value, json};
+
+use super::{Finding, ScanCache, poison, rename};
+use crate::diff::{Change, ChangeClass};
 use crate::surface::{Declared, DeclaredKind};
 
 /// The findings of the items of `declared` that are absent from `other` or differ there (an
@@ -52,11 +55,98 @@ pub fn scan_all(declared: &Declared) -> Vec<Finding> {
     findings
 }
 
+/// A prompt or template seen as a tool for [`rename::rename_hints`]: its name and description,
+/// and its arguments (a template's variables) as the properties of an input schema, so the
+/// same score (parameters, name, description) pairs a renamed prompt or template.
+fn as_tool(kind: DeclaredKind, raw: &Value) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    match kind {
+        DeclaredKind::Prompt => {
+            for argument in raw["arguments"].as_array().into_iter().flatten() {
+                if let Some(name) = argument["name"].as_str() {
+                    properties.insert(name.to_string(), json!({"type": "string"}));
+                    if argument["required"] == json!(true) {
+                        required.push(Value::String(name.to_string()));
+                    }
+                }
+            }
+        }
+        DeclaredKind::ResourceTemplate | DeclaredKind::Resource => {
+            let template = raw["uriTemplate"].as_str().unwrap_or_default();
+            for expression in template.split('{').skip(1) {
+                let inside = expression.split('}').next().unwrap_or_default();
+                for variable in inside
+                    .trim_start_matches(['+', '#', '.', '/', ';', '?', '&'])
+                    .split(',')
+                {
+                    let variable = variable
+                        .split(':')
+                        .next()
+                        .unwrap_or_default()
+                        .trim_end_matches('*');
+                    if !variable.is_empty() {
+                        properties.insert(variable.to_string(), json!({"type": "string"}));
+                        required.push(Value::String(variable.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    json!({
+        "name": raw["name"],
+        "description": raw["description"],
+        "inputSchema": {"type": "object", "properties": properties, "required": required},
+    })
+}
+
+/// Rename hints for prompts and resource templates, as for tools: a removed item and an added
+/// one of the same kind that look like one item renamed get `renamed_to` / `renamed_from`
+/// (both rows stay). Resources are keyed by URI and get none.
+pub fn apply_rename_hints(changes: &mut [Change]) {
+    let pairs = [
+        (
+            DeclaredKind::Prompt,
+            ChangeClass::PromptRemoved,
+            ChangeClass::PromptAdded,
+        ),
+        (
+            DeclaredKind::ResourceTemplate,
+            ChangeClass::ResourceTemplateRemoved,
+            ChangeClass::ResourceTemplateAdded,
+        ),
+    ];
+    for (kind, removed_class, added_class) in pairs {
+        let items = |class: ChangeClass| -> Vec<Value> {
+            changes
+                .iter()
+                .filter(|c| c.change_class == class)
+                .filter_map(|c| c.old_value.as_ref().or(c.new_value.as_ref()))
+                .map(|raw| as_tool(kind, raw))
+                .collect()
+        };
+        let (removed, added) = (items(removed_class), items(added_class));
+        if removed.is_empty() || added.is_empty() {
+            continue;
+        }
+        for hint in rename::rename_hints(&removed, &added) {
+            let (from, to) = (kind.item_field(&hint.removed), kind.item_field(&hint.added));
+            for change in changes.iter_mut() {
+                if change.change_class == removed_class && change.field == from {
+                    change.renamed_to = Some(hint.added.clone());
+                }
+                if change.change_class == added_class && change.field == to {
+                    change.renamed_from = Some(hint.removed.clone());
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::surface::ListRead;
-    use serde_json::{Value, json};
 
     fn declared(prompts: Value, resources: Value, templates: Value) -> Declared {
         let read = |v: Value| {
@@ -122,5 +212,53 @@ mod tests {
             json!([]),
         );
         assert!(scan_all(&honest).iter().all(|f| !f.is_marker()));
+    }
+
+    #[test]
+    fn a_renamed_prompt_or_template_gets_hints_and_a_new_one_does_not() {
+        let old = declared(
+            json!([{"name": "summarize_file", "description": "Summarizes a file in a few lines",
+                    "arguments": [{"name": "path", "required": true}]}]),
+            json!([]),
+            json!([{"name": "doc", "uriTemplate": "file:///docs/{name}", "description": "A document"}]),
+        );
+        let new = declared(
+            json!([{"name": "summarize_document", "description": "Summarizes a file in a few lines",
+                    "arguments": [{"name": "path", "required": true}]},
+                   {"name": "translate", "description": "Translates text to French",
+                    "arguments": [{"name": "text", "required": true}, {"name": "tone"}]}]),
+            json!([]),
+            json!([{"name": "document", "uriTemplate": "file:///docs/{name}", "description": "A document"}]),
+        );
+        let mut changes = crate::diff::declared::compare_declared(&old, &new);
+        apply_rename_hints(&mut changes);
+        let hints: Vec<(&str, Option<&str>, Option<&str>)> = changes
+            .iter()
+            .map(|c| {
+                (
+                    c.field.as_str(),
+                    c.renamed_to.as_deref(),
+                    c.renamed_from.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            hints,
+            [
+                (
+                    "prompts[\"summarize_document\"]",
+                    None,
+                    Some("summarize_file")
+                ),
+                (
+                    "prompts[\"summarize_file\"]",
+                    Some("summarize_document"),
+                    None
+                ),
+                ("prompts[\"translate\"]", None, None),
+                ("resourceTemplates[\"doc\"]", Some("document"), None),
+                ("resourceTemplates[\"document\"]", None, Some("doc")),
+            ]
+        );
     }
 }
