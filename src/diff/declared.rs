@@ -33,6 +33,29 @@ fn item_field(kind: DeclaredKind, key: &str) -> String {
     kind.item_field(key)
 }
 
+/// The JSON pointer, inside the server's surface, of a `field` that names a prompt, resource or
+/// template (`prompts["greet"].arguments` → `/prompts/greet/arguments`,
+/// `prompts["greet"]/arguments/0/description` → `/prompts/greet/arguments/0/description`);
+/// `None` for any other field.
+pub fn item_pointer(field: &str) -> Option<String> {
+    let kind = DeclaredKind::ALL
+        .into_iter()
+        .find(|k| field.starts_with(&format!("{}[", k.list_key())))?;
+    let rest = &field[kind.list_key().len() + 1..];
+    let mut keys = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+    let key = keys.next()?.ok()?;
+    let after = rest[keys.byte_offset()..].strip_prefix(']')?;
+    let inner = match after.strip_prefix('.') {
+        Some(field) => format!("/{}", crate::surface::pointer_segment(field)),
+        None => after.to_string(),
+    };
+    Some(format!(
+        "/{}/{}{inner}",
+        kind.list_key(),
+        crate::surface::pointer_segment(&key)
+    ))
+}
+
 /// Every change of the prompts, resources and resource templates between two surfaces, in
 /// kind order, then item key order.
 pub fn compare_declared(old: &Declared, new: &Declared) -> Vec<Change> {

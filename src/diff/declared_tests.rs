@@ -247,3 +247,32 @@ fn a_churning_large_resource_list_is_one_count_change_at_most() {
     let small = declared(json!([]), files(10, 4), json!([]));
     assert_eq!(compare_declared(&small, &c).len(), 1);
 }
+
+#[test]
+fn item_fields_become_pointers() {
+    let table = [
+        (
+            "prompts[\"greet\"].arguments",
+            Some("/prompts/greet/arguments"),
+        ),
+        ("prompts[\"greet\"]", Some("/prompts/greet")),
+        (
+            "resources[\"file:///a.md\"].mimeType",
+            Some("/resources/file:~1~1~1a.md/mimeType"),
+        ),
+        (
+            "resourceTemplates[\"a\\\"]b\"]/title",
+            Some("/resourceTemplates/a\"]b/title"),
+        ),
+        (
+            "prompts[\"p\"]/arguments/0/description",
+            Some("/prompts/p/arguments/0/description"),
+        ),
+        ("inputSchema", None),
+        ("resources", None),
+        ("prompts[oops", None),
+    ];
+    for (field, pointer) in table {
+        assert_eq!(item_pointer(field).as_deref(), pointer, "{field}");
+    }
+}

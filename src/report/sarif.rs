@@ -357,8 +357,12 @@ fn pascal_case(name: &str) -> String {
 }
 
 /// The JSON pointer of a change inside the server's surface: `/tools/<name>/<field path>` for a
-/// tool (the tool itself for an addition or removal), `/<field path>` for the server.
+/// tool (the tool itself for an addition or removal), `/prompts/<name>/…` (or `resources`,
+/// `resourceTemplates`) for a declared item, `/<field path>` for the server.
 pub fn pointer(change: &ChangeRow) -> String {
+    if let Some(pointer) = crate::diff::declared::item_pointer(&change.field) {
+        return pointer;
+    }
     let mut pointer = String::new();
     if let Some(tool) = &change.tool_name {
         pointer.push_str("/tools/");
