@@ -399,3 +399,51 @@ async fn server_everything_prompts_resources_and_templates_are_kept() {
     assert!(!names("resource_templates", "uriTemplate").is_empty());
     assert!(!names("resources", "uri").is_empty());
 }
+
+/// Behind a credential: the authenticated view reads the prompts, resources and templates the
+/// anonymous one cannot, and their changes are recorded on that view's entry.
+#[tokio::test]
+async fn the_authenticated_view_reads_and_compares_prompts_and_templates() {
+    let token = "declared-token-5b1e";
+    let file = SurfaceFile::new(&v1());
+    let Some(peer) = support::auth_peer::start_python_accepting(&file, token) else {
+        return support::skip("declared authenticated", "Python peer not installed");
+    };
+    let url = peer.url.clone();
+    let origin = url.origin().ascii_serialization();
+    let input = json!({
+        "servers": [url.as_str()],
+        "server_credentials": [
+            {"origin": origin, "header": "Authorization", "value": format!("Bearer {token}")}
+        ],
+    });
+    let dir = RunDir::new();
+    dir.run_ok(&input, None).await;
+    let rows = Rows::of(&dir);
+    let row = rows.server(url.as_str());
+    assert_eq!(row["listing"], "authenticated", "{row}");
+    assert_eq!(row["prompts_total"], 3, "{row}");
+    let key = format!("{url}#authenticated");
+    let entry = dir.ledger("DEFAULT")["servers"][&key].clone();
+    let record = dir.surface_record(entry["surface_key"].as_str().unwrap());
+    assert_eq!(record["prompts"].as_array().unwrap().len(), 3);
+
+    file.write(&v2());
+    dir.run_ok(&input, None).await;
+    let rows = Rows::of(&dir);
+    let got = classes_and_fields(&rows.changes_of(url.as_str()));
+    assert!(
+        got.contains(&(
+            "resource_template_added".to_string(),
+            "resourceTemplates[\"page\"]".to_string()
+        )),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&(
+            "prompt_arguments_changed".to_string(),
+            "prompts[\"greet\"].arguments".to_string()
+        )),
+        "{got:?}"
+    );
+}
