@@ -173,7 +173,11 @@ async fn server_everything_in_sse_mode_is_read_over_http_sse() {
     let declared = |list: &Option<mcp_surface_ledger::surface::ListRead>| {
         list.as_ref().map_or(0, |l| l.items.len())
     };
-    assert!(declared(&observation.prompts) > 0, "{:?}", observation.prompts);
+    assert!(
+        declared(&observation.prompts) > 0,
+        "{:?}",
+        observation.prompts
+    );
     assert!(declared(&observation.resources) > 0);
     assert!(declared(&observation.resource_templates) > 0);
     // discover + initialize (both refused) + GET + initialize + initialized + list calls.

@@ -67,6 +67,9 @@ fn entry(xml: &mut String, ledger: &str, change: &FleetChange) {
     let mut title = format!("[{}] {}", view.severity, view.change_class);
     if !tool.is_empty() {
         let _ = write!(title, " · {tool}");
+    } else if crate::diff::declared::item_pointer(&view.field).is_some() {
+        // A prompt, resource or template: the field names it.
+        let _ = write!(title, " · {}", view.field);
     }
     let _ = write!(title, " · {url}");
     let server_query = url::form_urlencoded::Serializer::new(String::new())
