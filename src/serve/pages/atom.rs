@@ -179,6 +179,22 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_change_names_its_prompt_escaped() {
+        let mut prompt = change("");
+        prompt.change.tool_name = None;
+        prompt.change.change_class = "prompt_arguments_changed".into();
+        prompt.change.field = "prompts[\"<b>greet</b>\"].arguments".into();
+        let xml = render("L", &ChangeFilter::default(), &[&prompt], Utc::now());
+        assert!(
+            xml.contains(
+                "prompt_arguments_changed · prompts[&quot;&lt;b&gt;greet&lt;/b&gt;&quot;].arguments"
+            ),
+            "{xml}"
+        );
+        assert!(!xml.contains("<b>"));
+    }
+
+    #[test]
     fn an_empty_feed_is_updated_when_the_ledger_was() {
         let updated: DateTime<Utc> = "2026-02-01T00:00:00Z".parse().unwrap();
         let xml = render("L", &ChangeFilter::default(), &[], updated);
