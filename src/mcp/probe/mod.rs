@@ -288,8 +288,9 @@ async fn read_surface(
     };
     let resources = async {
         if read("resources") {
+            // Every resource is counted; a long list is summarized in the surface.
             session
-                .declared("resources/list", "resources", options)
+                .declared("resources/list", "resources", options, usize::MAX)
                 .await
         } else {
             unless_declared("resources")
@@ -298,7 +299,12 @@ async fn read_surface(
     let templates = async {
         if read("resources") {
             session
-                .declared("resources/templates/list", "resourceTemplates", options)
+                .declared(
+                    "resources/templates/list",
+                    "resourceTemplates",
+                    options,
+                    options.max_tools,
+                )
                 .await
         } else {
             unless_declared("resources")
@@ -306,7 +312,10 @@ async fn read_surface(
     };
     let prompts = async {
         if read("prompts") {
-            session.declared("prompts/list", "prompts", options).await
+            // Prompts and templates are itemized: at most `max_tools` of each, like tools.
+            session
+                .declared("prompts/list", "prompts", options, options.max_tools)
+                .await
         } else {
             unless_declared("prompts")
         }
