@@ -4,6 +4,7 @@
 # (examples/bare_listing.rs: the floor), and the official MCP Python SDK client.
 #
 #   bench/run.sh [--servers N] [--delay-ms D] [--concurrency C] [--tools K] [--listeners L]
+#                [--prompts P] [--resources R]
 #                [--shared-surfaces S] [--rounds R] [--skip-python] [--skip-core] [--debug]
 #                [--keep] [--no-build]
 #
@@ -33,6 +34,8 @@ servers=100
 delay_ms=50
 concurrency=20
 tools=50
+prompts=0
+resources=0
 skip_python=0
 skip_core=0
 profile=release
@@ -50,6 +53,8 @@ while [ $# -gt 0 ]; do
     --delay-ms) delay_ms="$2"; shift 2 ;;
     --concurrency) concurrency="$2"; shift 2 ;;
     --tools) tools="$2"; shift 2 ;;
+    --prompts) prompts="$2"; shift 2 ;;
+    --resources) resources="$2"; shift 2 ;;
     --skip-python) skip_python=1; shift ;;
     --skip-core) skip_core=1; shift ;;
     --debug) profile=debug; shift ;;
@@ -127,6 +132,7 @@ trap cleanup EXIT
 
 fleet_args=(--servers "$servers" --listeners "$listeners" --delay-ms "$delay_ms" --tools "$tools")
 [ -n "$shared_surfaces" ] && fleet_args+=(--shared-surfaces "$shared_surfaces")
+fleet_args+=(--prompts "$prompts" --resources "$resources")
 "$fleet" "${fleet_args[@]}" --urls-out "$work/urls.txt" >"$work/fleet.log" 2>&1 &
 fleet_pid=$!
 for _ in $(seq 1 300); do

@@ -9,6 +9,9 @@
 //! - classic Streamable HTTP: `initialize` → `notifications/initialized` (202) → `tools/list`,
 //!   stateless (no session id).
 //!
+//! `--prompts P --resources R` (default 0) also declare the `prompts` and `resources`
+//! capabilities and list P prompts, R resources and one resource template (one page each).
+//!
 //! Every answer (errors and 202s included) waits `--delay-ms` first: a stand-in for the network
 //! round-trip time, so a client's wall time shows how many round trips it spends.
 //!
@@ -60,6 +63,10 @@ struct Settings {
     urls_out: Option<PathBuf>,
     /// Distinct identities served; `None` is one per server.
     shared_surfaces: Option<usize>,
+    /// Prompts each server lists (0: no `prompts` capability).
+    prompts: usize,
+    /// Resources each server lists, with one template (0: no `resources` capability).
+    resources: usize,
 }
 
 impl Settings {
@@ -72,6 +79,8 @@ impl Settings {
             tools_file: None,
             urls_out: None,
             shared_surfaces: None,
+            prompts: 0,
+            resources: 0,
         };
         while let Some(flag) = args.next() {
             let mut value = || args.next().ok_or(format!("{flag} needs a value"));
@@ -83,6 +92,8 @@ impl Settings {
                 "--tools-file" => settings.tools_file = Some(value()?.into()),
                 "--urls-out" => settings.urls_out = Some(value()?.into()),
                 "--shared-surfaces" => settings.shared_surfaces = Some(value()?.parse()?),
+                "--prompts" => settings.prompts = value()?.parse()?,
+                "--resources" => settings.resources = value()?.parse()?,
                 other => return Err(format!("unknown argument {other:?}").into()),
             }
         }
@@ -120,6 +131,8 @@ struct Fleet {
     initialize: Template,
     tools_modern: Template,
     tools_classic: String,
+    /// `(method, modern answer, classic answer)` of the other lists the servers declare.
+    lists: Vec<(&'static str, Template, String)>,
 }
 
 impl Fleet {
@@ -128,11 +141,53 @@ impl Fleet {
         servers: usize,
         identities: usize,
         delay: Duration,
+        (prompts, resources): (usize, usize),
     ) -> Result<Fleet, BoxError> {
         let name = format!("bench-fleet-{NUMBER_MARK}");
         let server_info = json!({"name": name, "version": "1.0.0"});
         let meta = json!({"io.modelcontextprotocol/serverInfo": server_info});
-        let capabilities = json!({"tools": {"listChanged": false}});
+        let mut capabilities = json!({"tools": {"listChanged": false}});
+        let mut other_lists: Vec<(&'static str, &'static str, Value)> = Vec::new();
+        if prompts > 0 {
+            capabilities["prompts"] = json!({});
+            let items: Vec<Value> = (0..prompts)
+                .map(|i| {
+                    json!({"name": format!("prompt_{i:03}"),
+                           "description": format!("Drafts a reply to issue {i} of a repository"),
+                           "arguments": [{"name": "owner", "required": true},
+                                         {"name": "repo", "required": true},
+                                         {"name": "tone", "description": "How the reply sounds"}]})
+                })
+                .collect();
+            other_lists.push(("prompts/list", "prompts", Value::Array(items)));
+        }
+        if resources > 0 {
+            capabilities["resources"] = json!({});
+            let items: Vec<Value> = (0..resources)
+                .map(|i| {
+                    json!({"uri": format!("file:///repo/docs/page-{i:03}.md"),
+                           "name": format!("page-{i:03}.md"), "mimeType": "text/markdown",
+                           "description": format!("Documentation page {i}")})
+                })
+                .collect();
+            other_lists.push(("resources/list", "resources", Value::Array(items)));
+            let template = json!([{"name": "issue", "uriTemplate": "repo://issues/{number}",
+                                   "description": "One issue of the repository"}]);
+            other_lists.push(("resources/templates/list", "resourceTemplates", template));
+        }
+        let mut lists = Vec::new();
+        for (method, key, items) in other_lists {
+            let modern = json!({
+                key: items, "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                "_meta": meta,
+            });
+            let classic = json!({ key: items });
+            lists.push((
+                method,
+                Template::new(&modern)?,
+                serde_json::to_string(&classic)?,
+            ));
+        }
         let discover = json!({
             "supportedVersions": [MODERN],
             "capabilities": capabilities,
@@ -162,6 +217,7 @@ impl Fleet {
             initialize: Template::new(&initialize)?,
             tools_modern: Template::new(&tools_modern)?,
             tools_classic: serde_json::to_string(&tools_classic)?,
+            lists,
         })
     }
 
@@ -189,6 +245,13 @@ impl Fleet {
                 "Unsupported protocol version",
                 data,
             );
+        }
+        if let Some((_, template, classic)) = self.lists.iter().find(|(m, _, _)| *m == method) {
+            return if modern {
+                result(id, &template.fill(identity))
+            } else {
+                result(id, classic)
+            };
         }
         match (method, modern) {
             ("server/discover", true) => result(id, &self.discover.fill(identity)),
@@ -322,6 +385,7 @@ async fn serve(settings: Settings) -> Result<(), BoxError> {
         settings.servers,
         identities,
         settings.delay,
+        (settings.prompts, settings.resources),
     )?);
     let app = Router::new()
         .route(

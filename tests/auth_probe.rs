@@ -169,6 +169,17 @@ async fn server_everything_in_sse_mode_is_read_over_http_sse() {
     assert!(observation.server_info["name"].is_string());
     assert_eq!(observation.final_url, url);
     assert!(observation.bytes_read > 0);
+    // Prompts, resources and resource templates are read through the legacy stream too.
+    let declared = |list: &Option<mcp_surface_ledger::surface::ListRead>| {
+        list.as_ref().map_or(0, |l| l.items.len())
+    };
+    assert!(
+        declared(&observation.prompts) > 0,
+        "{:?}",
+        observation.prompts
+    );
+    assert!(declared(&observation.resources) > 0);
+    assert!(declared(&observation.resource_templates) > 0);
     // discover + initialize (both refused) + GET + initialize + initialized + list calls.
     assert!(
         observation.requests_sent >= 6,

@@ -66,6 +66,24 @@ fn assert_paged_surface(observation: &Observation, name: &str) {
     assert!(!observation.tools_truncated);
     assert_eq!(observation.resources_total, Some(1));
     assert_eq!(observation.prompts_total, Some(2));
+    // The declarations themselves are kept for the surface; a server without templates (or
+    // without `resources/templates/list`) has an empty list, not an unread one.
+    let prompts = observation.prompts.as_ref().expect("prompts read");
+    assert_eq!(names(&prompts.items).len(), 2);
+    assert_eq!(
+        observation
+            .resources
+            .as_ref()
+            .expect("resources read")
+            .items
+            .len(),
+        1
+    );
+    let templates = observation
+        .resource_templates
+        .as_ref()
+        .expect("templates read");
+    assert!(templates.items.is_empty());
     assert_eq!(observation.transport, "streamable-http");
     assert_eq!(observation.http_status, 200);
 }
@@ -81,8 +99,8 @@ async fn rmcp_is_read_through_the_modern_era() {
     assert_eq!(observation.protocol_version, "2026-07-28");
     assert_eq!(observation.final_url, peer.url);
     assert_paged_surface(&observation, "rmcp-peer");
-    // discover + 3 tools pages + 1 resources page + 1 prompts page
-    assert_eq!(observation.requests_sent, 6);
+    // discover + 3 tools pages + 1 resources page + 1 templates page + 1 prompts page
+    assert_eq!(observation.requests_sent, 7);
     assert!(observation.bytes_read > 0);
 }
 
@@ -94,8 +112,9 @@ async fn rmcp_is_read_through_the_classic_era_with_a_session() {
     assert_eq!(observation.era, Era::Classic);
     assert_eq!(observation.protocol_version, "2025-11-25");
     assert_paged_surface(&observation, "rmcp-classic");
-    // initialize + initialized + 3 + 1 + 1 list pages + DELETE of the session
-    assert_eq!(observation.requests_sent, 8);
+    // initialize + initialized + 3 + 1 + 1 + 1 list pages (templates: method not found, an
+    // empty list) + DELETE of the session
+    assert_eq!(observation.requests_sent, 9);
 }
 
 #[tokio::test]
@@ -111,7 +130,7 @@ async fn rmcp_classic_without_sessions_answers_in_json() {
     assert_eq!(observation.era, Era::Classic);
     assert_paged_surface(&observation, "rmcp-stateless");
     // no session, so no DELETE
-    assert_eq!(observation.requests_sent, 7);
+    assert_eq!(observation.requests_sent, 8);
 }
 
 #[tokio::test]
@@ -284,7 +303,7 @@ async fn python_is_read_through_the_modern_era_with_json_answers() {
     assert_eq!(observation.era, Era::Modern);
     assert_eq!(observation.protocol_version, "2026-07-28");
     assert_paged_surface(&observation, "py-json");
-    assert_eq!(observation.requests_sent, 6);
+    assert_eq!(observation.requests_sent, 7);
 }
 
 #[tokio::test]
@@ -309,7 +328,7 @@ async fn python_is_read_through_the_classic_era_with_sse_answers() {
     assert_eq!(observation.protocol_version, "2025-11-25");
     assert_paged_surface(&observation, "py-sse");
     assert_eq!(
-        observation.requests_sent, 8,
+        observation.requests_sent, 9,
         "a stateful session ends with a DELETE"
     );
 }

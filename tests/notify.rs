@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use mcp_surface_ledger::run::{self, RunOutcome};
+use mcp_surface_ledger::shard::placement::{place, server_id};
 use serde_json::{Value, json};
 
 use actor::{Rows, RunDir};
@@ -504,15 +505,28 @@ fn the_notify_flag_replaces_the_input_field_for_local_runs() {
 #[tokio::test]
 async fn a_sharded_watch_announces_once_from_the_coordinator() {
     let receiver = Receiver::start();
-    let servers: Vec<Switchable> = (0..4)
-        .map(|i| {
-            Switchable::start(surface(
-                &format!("s{i}"),
-                "1",
-                vec![tool("search", "Search")],
-            ))
-        })
-        .collect();
+    // Ports are drawn at random, and so the placement: start servers until both shards hold
+    // some, so the delivery must gather the changes of each.
+    let servers: Vec<Switchable> = loop {
+        let servers: Vec<Switchable> = (0..4)
+            .map(|i| {
+                Switchable::start(surface(
+                    &format!("s{i}"),
+                    "1",
+                    vec![tool("search", "Search")],
+                ))
+            })
+            .collect();
+        let entries: Vec<Value> = servers.iter().map(|s| json!(s.url.as_str())).collect();
+        let placement = place(&entries, 2);
+        let used: std::collections::BTreeSet<usize> = entries
+            .iter()
+            .map(|entry| placement.shards[&server_id(entry)])
+            .collect();
+        if used.len() == 2 {
+            break servers;
+        }
+    };
     let dir = RunDir::new();
     let input = json!({
         "servers": servers.iter().map(|s| s.url.as_str()).collect::<Vec<_>>(),
@@ -538,7 +552,7 @@ async fn a_sharded_watch_announces_once_from_the_coordinator() {
     let second = dir.run_ok(&input, None).await;
     let shards = second.summary.shards.clone().unwrap();
     assert!(
-        shards.iter().filter(|s| s.status == "succeeded").count() >= 2,
+        shards.iter().filter(|s| s.status == "succeeded").count() == 2,
         "{shards:?}"
     );
     let got = receiver.received("sharded");

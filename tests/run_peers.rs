@@ -73,7 +73,30 @@ fn python_row(
     );
     row["resources_total"] = json!(1);
     row["prompts_total"] = json!(2);
+    // Its prompts and resources are part of the surface, so of the digest.
+    row["tool_digest"] = json!(declared_digest(tools));
+    if let Some(previous) = previous {
+        row["previous_tool_digest"] = json!(declared_digest(previous));
+        row["digest_changed"] = json!(declared_digest(previous) != declared_digest(tools));
+    }
     row
+}
+
+/// The digest of the Python peer's surface: `tools` with its resource and two prompts.
+fn declared_digest(tools: &[Value]) -> String {
+    use mcp_surface_ledger::surface::{Declared, ListRead, ServerIdentity, Surface};
+    let served = python_surface("", tools.to_vec(), false);
+    let read = |key: &str| {
+        Some(ListRead {
+            items: served[key].as_array().cloned().unwrap_or_default(),
+            truncated: false,
+        })
+    };
+    let (declared, _) = Declared::from_reads(read("prompts"), read("resources"), read("none"));
+    Surface::from_tools(ServerIdentity::default(), tools.to_vec())
+        .unwrap()
+        .with_declared(declared)
+        .tool_digest()
 }
 
 fn expected_changes(url: &str) -> Vec<Value> {

@@ -144,8 +144,7 @@ fn expected_changes(url: &str) -> Vec<Value> {
         Some(json!(["write"])),
         "medium",
     );
-    capability_write_gained["details"] =
-        json!(["write from no read-only promise (effective readOnlyHint: false)"]);
+    capability_write_gained["details"] = json!(["write from annotation readOnlyHint: false"]);
     let mut schema_change = change(
         url,
         "input_schema_changed",
@@ -537,7 +536,17 @@ async fn two_runs_record_every_change_class_and_severity() {
     assert_eq!(filtered.server(a)["change_count"], want.len());
     assert_eq!(filtered.changes_of(g).len(), 1);
     assert_eq!(filtered.summary["changes_total"], want.len() + 1);
-    assert_eq!(filtered.summary["alert_on"], json!(default_classes));
+    // The default also holds the prompt and template counterparts (none here).
+    let mut default_alert_on = default_classes.clone();
+    default_alert_on.extend([
+        "prompt_added",
+        "prompt_removed",
+        "prompt_arguments_changed",
+        "resource_template_added",
+        "resource_template_removed",
+        "resource_template_uri_changed",
+    ]);
+    assert_eq!(filtered.summary["alert_on"], json!(default_alert_on));
 
     // ---- run 3: the gated server is readable again: the auth change is reported back and
     // the tool diff resumes against the surface stored before the 401

@@ -18,7 +18,7 @@ use crate::net::{self, NetConfig, PolicyMode};
 use crate::reason::ReasonCode;
 use crate::report::{ToolSummary, assumed_server_risk, mark_repeated_keys, summarize_tools};
 use crate::risk::{self, Capability, Finding, Risk};
-use crate::surface::{DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
+use crate::surface::{DIGEST_ALGORITHM, Declared, InvalidTool, ServerIdentity, Surface};
 use crate::targets::{self, Planned, TargetRules};
 
 /// The `snapshot_format` tag of the JSON this module prints; `diff` checks it when reading.
@@ -70,6 +70,14 @@ pub struct Snapshot {
     pub duplicate_tool_names: Vec<String>,
     /// Entries of the tool list that are not usable tools.
     pub invalid_tools: Vec<InvalidTool>,
+    /// Prompts, resources and resource templates as the ledger keeps them (absent when the
+    /// server lists none); `diff` compares them too.
+    #[serde(skip_serializing_if = "Declared::is_empty")]
+    pub declared: Declared,
+    /// Poisoning markers and advisories in the prompts, resources and templates, each pointer
+    /// naming the item (`prompts["greet"]/description`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub declared_findings: Vec<Finding>,
     /// When the surface was read.
     pub observed_at: DateTime<Utc>,
 }
@@ -176,6 +184,8 @@ impl Snapshot {
             tools,
             duplicate_tool_names: surface.duplicate_tool_names.clone(),
             invalid_tools: surface.invalid_tools.clone(),
+            declared: surface.declared.clone(),
+            declared_findings: risk::declared::scan_all(&surface.declared),
             observed_at,
         }
     }
@@ -238,8 +248,11 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
             observation.final_url.origin().ascii_serialization()
         )));
     }
+    let mut observation = observation;
+    let declared = observation.take_declared();
     let surface = Surface::from_tools(observation.identity(), observation.tools.clone())
-        .map_err(|e| CliError::Runtime(format!("the tool list is not usable: {e}")))?;
+        .map_err(|e| CliError::Runtime(format!("the tool list is not usable: {e}")))?
+        .with_declared(declared);
     Ok(Snapshot::describe(
         target.key(),
         &surface,

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::snapshot::{self, SNAPSHOT_FORMAT, Snapshot};
 use super::{CliError, ProbeSettings};
-use crate::surface::{ServerIdentity, Surface};
+use crate::surface::{Declared, DeclaredItem, ServerIdentity, Surface};
 
 /// Where one side comes from, as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,7 +124,22 @@ pub fn side_of_value(label: String, value: Value) -> Result<Side, CliError> {
             .iter()
             .map(|tool| tool.get("definition").cloned().unwrap_or(Value::Null))
             .collect();
-        let surface = Surface::from_tools(identity, tools).map_err(|e| bad(e.to_string()))?;
+        let declared: Declared = match value.get("declared") {
+            Some(declared) => serde_json::from_value(declared.clone())
+                .map_err(|e| bad(format!("snapshot `declared` is not readable: {e}")))?,
+            None => Declared::default(),
+        };
+        let raws = |items: Vec<DeclaredItem>| items.into_iter().map(|i| i.raw).collect();
+        let declared = Declared::from_stored(
+            raws(declared.prompts),
+            raws(declared.resources),
+            raws(declared.resource_templates),
+            declared.resource_list,
+            declared.unread,
+        );
+        let surface = Surface::from_tools(identity, tools)
+            .map_err(|e| bad(e.to_string()))?
+            .with_declared(declared);
         return Ok(Side {
             label,
             surface,

@@ -51,11 +51,42 @@ pub enum ChangeClass {
     /// Any other field of a tool definition changed, named in `field`: a top-level field the
     /// engine has no class for, or an annotation other than the watched hints (ours).
     ToolFieldChanged,
+    /// The server lists a prompt it did not list before.
+    PromptAdded,
+    /// A prompt the server listed is gone.
+    PromptRemoved,
+    /// A prompt's `description` or `title` changed.
+    PromptDescriptionChanged,
+    /// A prompt's `arguments` changed (graded for callers of `prompts/get`).
+    PromptArgumentsChanged,
+    /// Another field of a prompt changed (`icons`, `_meta`, an unknown field).
+    PromptFieldChanged,
+    /// The server lists a resource it did not list before (itemized lists only).
+    ResourceAdded,
+    /// A resource the server listed is gone (itemized lists only).
+    ResourceRemoved,
+    /// The `name`, `title` or `description` of a resource or resource template changed.
+    ResourceDescriptionChanged,
+    /// The `mimeType` of a resource or resource template changed.
+    ResourceMimeTypeChanged,
+    /// The `annotations` of a resource or resource template changed (`lastModified` aside).
+    ResourceAnnotationsChanged,
+    /// Another field of a resource or resource template changed (`icons`, `_meta`, unknown).
+    ResourceFieldChanged,
+    /// The count of a summarized resource list changed (a large or incomplete list is one
+    /// summary, not one item per resource: data is not surface).
+    ResourceCountChanged,
+    /// The server lists a resource template it did not list before.
+    ResourceTemplateAdded,
+    /// A resource template the server listed is gone.
+    ResourceTemplateRemoved,
+    /// A resource template's `uriTemplate` changed (graded: a variable added is breaking).
+    ResourceTemplateUriChanged,
 }
 
 impl ChangeClass {
     /// Every class, in declaration (and sort) order.
-    pub const ALL: [ChangeClass; 19] = [
+    pub const ALL: [ChangeClass; 34] = [
         ChangeClass::ToolAdded,
         ChangeClass::ToolRemoved,
         ChangeClass::InputSchemaChanged,
@@ -75,6 +106,21 @@ impl ChangeClass {
         ChangeClass::ToolExecutionChanged,
         ChangeClass::ToolMetaChanged,
         ChangeClass::ToolFieldChanged,
+        ChangeClass::PromptAdded,
+        ChangeClass::PromptRemoved,
+        ChangeClass::PromptDescriptionChanged,
+        ChangeClass::PromptArgumentsChanged,
+        ChangeClass::PromptFieldChanged,
+        ChangeClass::ResourceAdded,
+        ChangeClass::ResourceRemoved,
+        ChangeClass::ResourceDescriptionChanged,
+        ChangeClass::ResourceMimeTypeChanged,
+        ChangeClass::ResourceAnnotationsChanged,
+        ChangeClass::ResourceFieldChanged,
+        ChangeClass::ResourceCountChanged,
+        ChangeClass::ResourceTemplateAdded,
+        ChangeClass::ResourceTemplateRemoved,
+        ChangeClass::ResourceTemplateUriChanged,
     ];
 
     /// The wire name of the class.
@@ -99,13 +145,30 @@ impl ChangeClass {
             ChangeClass::ToolExecutionChanged => "tool_execution_changed",
             ChangeClass::ToolMetaChanged => "tool_meta_changed",
             ChangeClass::ToolFieldChanged => "tool_field_changed",
+            ChangeClass::PromptAdded => "prompt_added",
+            ChangeClass::PromptRemoved => "prompt_removed",
+            ChangeClass::PromptDescriptionChanged => "prompt_description_changed",
+            ChangeClass::PromptArgumentsChanged => "prompt_arguments_changed",
+            ChangeClass::PromptFieldChanged => "prompt_field_changed",
+            ChangeClass::ResourceAdded => "resource_added",
+            ChangeClass::ResourceRemoved => "resource_removed",
+            ChangeClass::ResourceDescriptionChanged => "resource_description_changed",
+            ChangeClass::ResourceMimeTypeChanged => "resource_mime_type_changed",
+            ChangeClass::ResourceAnnotationsChanged => "resource_annotations_changed",
+            ChangeClass::ResourceFieldChanged => "resource_field_changed",
+            ChangeClass::ResourceCountChanged => "resource_count_changed",
+            ChangeClass::ResourceTemplateAdded => "resource_template_added",
+            ChangeClass::ResourceTemplateRemoved => "resource_template_removed",
+            ChangeClass::ResourceTemplateUriChanged => "resource_template_uri_changed",
         }
     }
 
     /// The default `alert_on` set: the five classes of seed 000 that change what a connected
     /// agent can do, plus the two risk classes (a new capability, a poisoning marker), plus
     /// `tool_execution_changed` (a tool that starts requiring tasks is gone for a client that
-    /// does not speak them).
+    /// does not speak them), plus the counterparts for prompts and resource templates (added,
+    /// removed, arguments or `uriTemplate` changed). Resources are data more often than
+    /// surface: not by default.
     pub fn default_alert_set() -> Vec<ChangeClass> {
         vec![
             ChangeClass::ToolAdded,
@@ -116,7 +179,47 @@ impl ChangeClass {
             ChangeClass::CapabilityAdded,
             ChangeClass::PoisoningMarkerAdded,
             ChangeClass::ToolExecutionChanged,
+            ChangeClass::PromptAdded,
+            ChangeClass::PromptRemoved,
+            ChangeClass::PromptArgumentsChanged,
+            ChangeClass::ResourceTemplateAdded,
+            ChangeClass::ResourceTemplateRemoved,
+            ChangeClass::ResourceTemplateUriChanged,
         ]
+    }
+
+    /// True for the classes that follow the data a server lists as resources rather than its
+    /// declared surface (a resource added or removed, a summarized list's count): they do not
+    /// make the identity signal, since data changes under the same server version.
+    pub fn follows_data(self) -> bool {
+        matches!(
+            self,
+            ChangeClass::ResourceAdded
+                | ChangeClass::ResourceRemoved
+                | ChangeClass::ResourceCountChanged
+        )
+    }
+
+    /// True for the classes of prompts, resources and resource templates.
+    pub fn is_declared_item(self) -> bool {
+        matches!(
+            self,
+            ChangeClass::PromptAdded
+                | ChangeClass::PromptRemoved
+                | ChangeClass::PromptDescriptionChanged
+                | ChangeClass::PromptArgumentsChanged
+                | ChangeClass::PromptFieldChanged
+                | ChangeClass::ResourceAdded
+                | ChangeClass::ResourceRemoved
+                | ChangeClass::ResourceDescriptionChanged
+                | ChangeClass::ResourceMimeTypeChanged
+                | ChangeClass::ResourceAnnotationsChanged
+                | ChangeClass::ResourceFieldChanged
+                | ChangeClass::ResourceCountChanged
+                | ChangeClass::ResourceTemplateAdded
+                | ChangeClass::ResourceTemplateRemoved
+                | ChangeClass::ResourceTemplateUriChanged
+        )
     }
 }
 
@@ -212,7 +315,13 @@ mod tests {
                 "auth_requirement_changed",
                 "capability_added",
                 "poisoning_marker_added",
-                "tool_execution_changed"
+                "tool_execution_changed",
+                "prompt_added",
+                "prompt_removed",
+                "prompt_arguments_changed",
+                "resource_template_added",
+                "resource_template_removed",
+                "resource_template_uri_changed"
             ]
         );
     }

@@ -9,10 +9,24 @@
 pub mod auth;
 pub mod change;
 pub mod class;
+pub mod declared;
 mod fields;
 pub mod grade;
 
 pub use auth::{AuthState, ToolDiffDecision, compare_auth, tool_diff_decision};
-pub use change::{Change, compare, sort_changes};
+pub use change::{Change, sort_changes};
 pub use class::{ChangeClass, Compatibility, Severity, UnknownChangeClass};
 pub use grade::{Grade, SchemaRole, grade_schema_change};
+
+use crate::surface::Surface;
+
+/// Compares a stored surface with a new one: the tool and server changes
+/// ([`change::compare`]) and those of prompts, resources and resource templates
+/// ([`declared::compare_declared`]), in the deterministic output order ([`sort_changes`]).
+/// `compare(s, s)` is always empty.
+pub fn compare(old: &Surface, new: &Surface) -> Vec<Change> {
+    let mut changes = change::compare(old, new);
+    changes.extend(declared::compare_declared(&old.declared, &new.declared));
+    sort_changes(&mut changes);
+    changes
+}

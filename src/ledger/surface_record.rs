@@ -11,13 +11,20 @@ use serde_json::Value;
 
 use super::{Entry, LEDGER_FORMAT, SURFACE_KEY_PREFIX};
 use crate::platform::{MAX_RECORD_BYTES, Record};
-use crate::surface::{ServerIdentity, Surface, hash_value};
+use crate::surface::{
+    Declared, DeclaredItem, DeclaredKind, ResourceList, ServerIdentity, Surface, hash_value,
+};
 
-/// Version of the surface records this build writes: 2 is the JSON of [`StoredSurface`],
+/// Version of the surface records this build writes: 3 is 2 with the prompts, resources and
+/// resource templates (absent when the server declares none); a record of an earlier version
+/// does not know them, so a comparison with one reports none of their changes. 2 is the JSON
+/// of [`StoredSurface`],
 /// gzip-compressed when it is over 256 KiB (a 500-tool surface of tens of megabytes fits the
 /// 9 MiB a record may hold), as it is otherwise. Version 1 records (plain JSON) are still read. The record key does not
 /// depend on this: it addresses the content, not its encoding.
-pub const SURFACE_FORMAT: u32 = 2;
+pub const SURFACE_FORMAT: u32 = 3;
+/// The first record version that holds prompts, resources and resource templates.
+const DECLARED_FORMAT: u32 = 3;
 /// The most bytes a stored surface may inflate to: above the largest surface a probe can read
 /// (5 pages of at most 5 MB each); a damaged or hostile record beyond it is refused instead of
 /// exhausting memory.
@@ -41,14 +48,55 @@ pub struct StoredSurface {
     pub identity: ServerIdentity,
     /// The tool objects as served.
     pub tools: Vec<Value>,
+    /// The prompt objects as served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<Value>,
+    /// The resource objects as served (a summarized list keeps only `resource_list`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Value>,
+    /// The resource template objects as served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_templates: Vec<Value>,
+    /// The summary of a resource list too large to itemize.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_list: Option<ResourceList>,
+    /// Kinds declared but not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<DeclaredKind>,
 }
 
-/// A surface as [`StoredSurface`] serializes it, borrowing the tools instead of copying them.
+/// A surface as [`StoredSurface`] serializes it, borrowing the items instead of copying them.
 #[derive(Serialize)]
 struct StoredSurfaceView<'a> {
     format: u32,
     identity: &'a ServerIdentity,
     tools: Vec<&'a Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    prompts: Vec<&'a Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    resources: Vec<&'a Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    resource_templates: Vec<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_list: Option<&'a ResourceList>,
+    #[serde(skip_serializing_if = "<[DeclaredKind]>::is_empty")]
+    unread: &'a [DeclaredKind],
+}
+
+impl<'a> StoredSurfaceView<'a> {
+    /// The view of everything a surface record keeps of `surface`.
+    fn of(surface: &'a Surface) -> Self {
+        StoredSurfaceView {
+            format: SURFACE_FORMAT,
+            identity: &surface.identity,
+            tools: surface.tools.iter().map(|t| &t.raw).collect(),
+            prompts: raws(&surface.declared.prompts),
+            resources: raws(&surface.declared.resources),
+            resource_templates: raws(&surface.declared.resource_templates),
+            resource_list: surface.declared.resource_list.as_ref(),
+            unread: &surface.declared.unread,
+        }
+    }
 }
 
 /// `bytes` gzip-compressed at `level`. Surface records use the fast level: on real tool lists
@@ -101,11 +149,7 @@ impl StoredSurface {
     /// The record that stores `surface`: its JSON ([`SURFACE_FORMAT`]), gzip-compressed when
     /// large; read back with [`StoredSurface::from_bytes`].
     pub fn record_of(surface: &Surface) -> Record {
-        let view = StoredSurfaceView {
-            format: SURFACE_FORMAT,
-            identity: &surface.identity,
-            tools: surface.tools.iter().map(|t| &t.raw).collect(),
-        };
+        let view = StoredSurfaceView::of(surface);
         // The JSON is built first and compressed in one call: serializing straight into the
         // encoder hands it thousands of tiny writes, each a compressor call (4x slower).
         // serde_json cannot fail on a Value tree.
@@ -116,12 +160,7 @@ impl StoredSurface {
     /// The stored surface of `surface` as a JSON tree, every field the record keeps: what
     /// [`super::past`] undoes and rebuilds, whatever fields a surface record gains.
     pub fn value_of(surface: &Surface) -> Value {
-        let view = StoredSurfaceView {
-            format: SURFACE_FORMAT,
-            identity: &surface.identity,
-            tools: surface.tools.iter().map(|t| &t.raw).collect(),
-        };
-        serde_json::to_value(&view).unwrap_or(Value::Null)
+        serde_json::to_value(StoredSurfaceView::of(surface)).unwrap_or(Value::Null)
     }
 
     /// The surface a JSON tree made by [`StoredSurface::value_of`] stores.
@@ -171,8 +210,22 @@ impl StoredSurface {
 
     /// Rebuilds the surface model, consuming the record (no copy of the tools).
     pub fn into_surface(self) -> Result<Surface, String> {
-        Surface::from_tools(self.identity, self.tools).map_err(|e| e.to_string())
+        let mut declared = Declared::from_stored(
+            self.prompts,
+            self.resources,
+            self.resource_templates,
+            self.resource_list,
+            self.unread,
+        );
+        declared.not_recorded = self.format < DECLARED_FORMAT;
+        Surface::from_tools(self.identity, self.tools)
+            .map(|surface| surface.with_declared(declared))
+            .map_err(|e| e.to_string())
     }
+}
+
+fn raws(items: &[DeclaredItem]) -> Vec<&Value> {
+    items.iter().map(|i| &i.raw).collect()
 }
 
 /// Checks a stored surface against the entry that names it: its tools must give the entry's
@@ -243,6 +296,48 @@ mod tests {
     }
 
     #[test]
+    fn prompts_resources_and_templates_round_trip_and_a_tools_only_record_has_none() {
+        use crate::surface::{Declared, ListRead};
+        let tools_only = surface(json!([{"name": "a"}]));
+        let record = StoredSurface::record_of(&tools_only);
+        let text = String::from_utf8(record.bytes.clone()).unwrap();
+        assert!(
+            !text.contains("prompts") && !text.contains("resource"),
+            "{text}"
+        );
+        let read = |items: Value| {
+            Some(ListRead {
+                items: items.as_array().cloned().unwrap(),
+                truncated: false,
+            })
+        };
+        let (declared, _) = Declared::from_reads(
+            read(json!([{"name": "p", "arguments": [{"name": "x", "required": true}]}])),
+            None,
+            read(json!([{"name": "t", "uriTemplate": "x://{id}"}])),
+        );
+        let full = tools_only.clone().with_declared(declared);
+        let back = StoredSurface::from_bytes(&StoredSurface::record_of(&full).bytes)
+            .unwrap()
+            .into_surface()
+            .unwrap();
+        assert_eq!(back, full);
+        assert_eq!(back.tool_digest(), full.tool_digest());
+        let files: Vec<Value> = (0..500)
+            .map(|i| json!({"uri": format!("f://{i}")}))
+            .collect();
+        let (large, _) = Declared::from_reads(None, read(Value::Array(files)), None);
+        let summarized = tools_only.with_declared(large);
+        let record = StoredSurface::record_of(&summarized);
+        assert!(record.bytes.len() < 1024, "only the summary is stored");
+        let back = StoredSurface::from_bytes(&record.bytes)
+            .unwrap()
+            .into_surface()
+            .unwrap();
+        assert_eq!(back, summarized);
+    }
+
+    #[test]
     fn small_surface_records_are_plain_json() {
         let small = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
         let record = StoredSurface::record_of(&small);
@@ -286,15 +381,17 @@ mod tests {
         // A version 1 record (plain JSON) reads back the same.
         let old = StoredSurface::from_bytes(&plain).unwrap();
         assert_eq!(old.format, 1);
-        assert_eq!(old.to_surface().unwrap(), big);
+        let mut unknowing = big.clone();
+        unknowing.declared.not_recorded = true;
+        assert_eq!(old.to_surface().unwrap(), unknowing, "it knows no prompts");
         // Damaged, future and bomb-like records are refused with a reason.
         let mut cut = record.bytes.clone();
         cut.truncate(cut.len() / 2);
         let future =
-            serde_json::to_vec(&json!({"format": 3, "identity": {}, "tools": []})).unwrap();
+            serde_json::to_vec(&json!({"format": 4, "identity": {}, "tools": []})).unwrap();
         for (bytes, expected) in [
             (cut, "not valid gzip"),
-            (future, "format is 3"),
+            (future, "format is 4"),
             (b"{oops".to_vec(), "not a stored surface"),
         ] {
             let error = StoredSurface::from_bytes(&bytes).unwrap_err();

@@ -269,6 +269,21 @@ fn rule_value(id: &str, short: &str, help: &str) -> Value {
 /// The short description and the help text of a change class.
 fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
     match class {
+        ChangeClass::PromptAdded
+        | ChangeClass::PromptRemoved
+        | ChangeClass::PromptDescriptionChanged
+        | ChangeClass::PromptArgumentsChanged
+        | ChangeClass::PromptFieldChanged
+        | ChangeClass::ResourceAdded
+        | ChangeClass::ResourceRemoved
+        | ChangeClass::ResourceDescriptionChanged
+        | ChangeClass::ResourceMimeTypeChanged
+        | ChangeClass::ResourceAnnotationsChanged
+        | ChangeClass::ResourceFieldChanged
+        | ChangeClass::ResourceCountChanged
+        | ChangeClass::ResourceTemplateAdded
+        | ChangeClass::ResourceTemplateRemoved
+        | ChangeClass::ResourceTemplateUriChanged => crate::diff::declared::rule_text(class),
         ChangeClass::ToolAdded => (
             "The server offers a new tool",
             "An agent connected to this server can call the new tool from now on. Review what it does and whether agents should have it.",
@@ -362,8 +377,12 @@ fn pascal_case(name: &str) -> String {
 }
 
 /// The JSON pointer of a change inside the server's surface: `/tools/<name>/<field path>` for a
-/// tool (the tool itself for an addition or removal), `/<field path>` for the server.
+/// tool (the tool itself for an addition or removal), `/prompts/<name>/…` (or `resources`,
+/// `resourceTemplates`) for a declared item, `/<field path>` for the server.
 pub fn pointer(change: &ChangeRow) -> String {
+    if let Some(pointer) = crate::diff::declared::item_pointer(&change.field) {
+        return pointer;
+    }
     let mut pointer = String::new();
     if let Some(tool) = &change.tool_name {
         pointer.push_str("/tools/");

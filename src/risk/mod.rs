@@ -14,12 +14,14 @@
 //! - [`capability`]: capabilities and their evidence.
 //! - [`hints`]: the behaviour hints with their effective defaults.
 //! - [`quality`]: annotation consistency, schema summary and quality.
+//! - [`declared`]: markers in prompts, resources and resource templates.
 //! - [`dupkeys`]: duplicate object keys, found while parsing.
 //! - [`rename`]: rename hints between removed and added tools.
 //! - [`identity`]: the identity signal (same version, replaced server) and severity raising.
 //! - [`wordhash`]: the fast hash of the rules' word tables.
 
 pub mod capability;
+pub mod declared;
 pub mod dupkeys;
 pub mod hints;
 pub mod identity;

@@ -68,7 +68,8 @@ impl Prepared {
         let tools = std::mem::take(&mut observation.tools);
         let repeated_keys = observation.repeated_keys_by_tool(&tools);
         let surface = Surface::from_tools(observation.identity(), tools)
-            .map_err(|error| format!("the tool list is not usable: {error}"))?;
+            .map_err(|error| format!("the tool list is not usable: {error}"))?
+            .with_declared(observation.take_declared());
         for invalid in &surface.invalid_tools {
             tracing::warn!(
                 url = %observation.final_url,

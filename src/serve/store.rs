@@ -19,9 +19,7 @@ pub use super::views::{
     ChangeView, ChangesView, FleetChange, LedgersView, ServerDetail, ServerView, ServersView,
     StatusView, SurfaceView,
 };
-use super::views::{
-    Risks, change_view, server_view, status_view, unread_server_view, wire_name,
-};
+use super::views::{Risks, change_view, server_view, status_view, unread_server_view, wire_name};
 use crate::input::MAX_SHARDS;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;

@@ -10,6 +10,7 @@
 
 pub mod annotations;
 pub mod canon;
+pub mod declared;
 pub mod digest;
 pub mod listing;
 pub mod tool;
@@ -17,6 +18,7 @@ pub mod validity;
 
 pub use annotations::EffectiveAnnotations;
 pub use canon::{CanonError, canonicalize};
+pub use declared::{Declared, DeclaredItem, DeclaredKind, ListRead, ResourceList};
 pub use digest::{DIGEST_ALGORITHM, Sha256Digest, hash_value, sha256_hex, try_hash_value};
 pub use listing::{Prompt, Resource, prompts_from_list_result, resources_from_list_result};
 pub use tool::{Tool, ToolDigests};
@@ -101,6 +103,9 @@ pub struct Surface {
     pub duplicate_tool_names: Vec<String>,
     /// Entries of the `tools` arrays that are not usable tools.
     pub invalid_tools: Vec<InvalidTool>,
+    /// Prompts, resources and resource templates (empty for a server that declares none).
+    #[serde(default, skip_serializing_if = "Declared::is_empty")]
+    pub declared: Declared,
 }
 
 impl Surface {
@@ -147,6 +152,7 @@ impl Surface {
             tools: kept,
             duplicate_tool_names: duplicates,
             invalid_tools: invalid,
+            declared: Declared::default(),
         })
     }
 
@@ -159,8 +165,16 @@ impl Surface {
         Self::from_tools(identity, tools.clone())
     }
 
-    /// Digest of the whole tool surface: the hash of the array of raw tool objects in name
-    /// order, so the order in which the server lists tools does not matter.
+    /// The same surface with its prompts, resources and resource templates.
+    pub fn with_declared(self, declared: Declared) -> Surface {
+        Surface { declared, ..self }
+    }
+
+    /// Digest of the whole declared surface. For a server that declares no prompt, resource or
+    /// template it is the hash of the array of raw tool objects in name order (so the order in
+    /// which the server lists tools does not matter), exactly as before those were read;
+    /// otherwise the hash of `{"tools": <that hash>, ...}` with the declared items added
+    /// ([`Declared::digest_material`]).
     pub fn tool_digest(&self) -> String {
         self.canonical_tools().tool_digest()
     }
@@ -218,10 +232,19 @@ pub struct CanonicalTools<'a> {
 impl CanonicalTools<'_> {
     /// The hash of the whole array ([`Surface::tool_digest`]).
     pub fn tool_digest(&self) -> String {
-        match &self.bytes {
+        let tools = match &self.bytes {
             Ok(bytes) => sha256_hex(bytes),
             Err(error) => digest::uncanonicalizable_hash(error),
+        };
+        let declared = &self.surface.declared;
+        if declared.is_empty() {
+            return tools;
         }
+        let mut material = declared.digest_material();
+        if let Value::Object(map) = &mut material {
+            map.insert("tools".to_string(), Value::String(tools));
+        }
+        hash_value(&material)
     }
 
     /// The hash of each tool's raw canonical bytes (its [`ToolDigests::raw_hash`]), in the
@@ -375,6 +398,39 @@ mod tests {
         // By definition: the hash of the array of raw tools in name order.
         let raws = json!([{"name": "a", "title": "x"}, {"name": "b"}]);
         assert_eq!(c.tool_digest(), hash_value(&raws));
+    }
+
+    #[test]
+    fn a_surface_that_declares_nothing_else_keeps_the_digest_of_earlier_versions() {
+        let tools = vec![
+            json!({"name": "b"}),
+            json!({"name": "a", "inputSchema": {"type": "object"}}),
+        ];
+        let s = Surface::from_tools(ServerIdentity::default(), tools).unwrap();
+        // The value main (tools only) computes for this surface: pinned, so no upgrade
+        // re-baselines a server that lists no prompt, resource or template.
+        let pinned = "f06d0ff0b4a65540d859b487062bfad2ca4bd1032768dcc509957c5101e7b94d";
+        assert_eq!(s.tool_digest(), pinned);
+        let (empty, _) = Declared::from_reads(
+            Some(ListRead::default()),
+            Some(ListRead::default()),
+            Some(ListRead::default()),
+        );
+        let s = s.with_declared(empty);
+        assert_eq!(s.tool_digest(), pinned, "declared but empty lists");
+        let (one, _) = Declared::from_reads(
+            Some(ListRead {
+                items: vec![json!({"name": "p"})],
+                truncated: false,
+            }),
+            None,
+            Some(ListRead::default()),
+        );
+        let with_prompt = s.clone().with_declared(one.clone());
+        assert_ne!(with_prompt.tool_digest(), pinned);
+        let mut material = one.digest_material();
+        material["tools"] = json!(pinned);
+        assert_eq!(with_prompt.tool_digest(), hash_value(&material));
     }
 
     #[test]

@@ -10,6 +10,7 @@ The surface file (re-read on every HTTP request, so a test can change it between
       "tools": [ {raw tool objects} ],
       "resources": [ ... ],               # optional: no key, no resources capability
       "prompts": [ ... ],                 # optional: no key, no prompts capability
+      "resource_templates": [ ... ],      # optional (listed with the resources capability)
       "notify_before_lists": false        # send a notification first (forces an SSE answer)
     }
 Which capabilities are declared is fixed at start-up (by the keys present then).
@@ -78,6 +79,14 @@ def build_server(path):
         resources = [types.Resource.model_validate(item) for item in items]
         return types.ListResourcesResult(resources=resources, next_cursor=next_cursor)
 
+    async def list_resource_templates(ctx, params):
+        current = load_surface(path)
+        await notify_if_asked(ctx, current)
+        all_templates = current.get("resource_templates", [])
+        items, next_cursor = page_of(all_templates, params, page_size(current))
+        templates = [types.ResourceTemplate.model_validate(item) for item in items]
+        return types.ListResourceTemplatesResult(resource_templates=templates, next_cursor=next_cursor)
+
     async def list_prompts(ctx, params):
         current = load_surface(path)
         await notify_if_asked(ctx, current)
@@ -91,6 +100,7 @@ def build_server(path):
         instructions=surface.get("instructions"),
         on_list_tools=list_tools,
         on_list_resources=list_resources if "resources" in surface else None,
+        on_list_resource_templates=list_resource_templates if "resources" in surface else None,
         on_list_prompts=list_prompts if "prompts" in surface else None,
     )
 

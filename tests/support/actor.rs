@@ -312,13 +312,14 @@ pub fn tool_summary(tool: &Value) -> Value {
         "open_world_hint": open_world,
         "capabilities": assessment.capabilities,
         "risk": assessment.risk,
+        "assumed_risk": assessment.assumed_risk,
         "findings": assessment.findings,
     })
 }
 
-/// The server-level `risk` and `capabilities` of a served tool list (the risk module's own
-/// tables test the rules; here the row is checked to carry them).
-pub fn server_risk_fields(tools: &[Value]) -> (Value, Value) {
+/// The server-level `risk`, `assumed_risk` and `capabilities` of a served tool list (the risk
+/// module's own tables test the rules; here the row is checked to carry them).
+pub fn server_risk_fields(tools: &[Value]) -> (Value, Value, Value) {
     let assessed: Vec<(String, risk::ToolAssessment)> = tools
         .iter()
         .map(|t| {
@@ -329,8 +330,12 @@ pub fn server_risk_fields(tools: &[Value]) -> (Value, Value) {
         })
         .collect();
     let server = risk::server_risk(&assessed.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+    let assumed = assessed
+        .iter()
+        .map(|(_, a)| a.assumed_risk)
+        .fold(server, risk::Risk::max);
     let map = risk::capability_map(assessed.iter().map(|(n, a)| (n.as_str(), a)));
-    (json!(server), json!(map))
+    (json!(server), json!(assumed), json!(map))
 }
 
 /// The `tools[]` of a server row for a served tool list, sorted by name like the surface.
@@ -488,7 +493,7 @@ pub fn readable_row(
 ) -> Value {
     let digest = tool_digest(tools);
     let previous_digest = previous.map(tool_digest);
-    let (risk, capabilities) = server_risk_fields(tools);
+    let (risk, assumed_risk, capabilities) = server_risk_fields(tools);
     json!({
         "record_type": "server",
         "server_url": url,
@@ -519,6 +524,7 @@ pub fn readable_row(
         "previous_tool_digest": previous_digest,
         "tools": tool_summaries(tools),
         "risk": risk,
+        "assumed_risk": assumed_risk,
         "capabilities": capabilities,
         "identity_signal": null,
         "tools_truncated": false,

@@ -2,7 +2,8 @@
 //!
 //! Round trips, best case: modern = `server/discover` + list calls; classic = `initialize` +
 //! `notifications/initialized` + list calls + `DELETE` of the session. The list calls
-//! (`tools/list`, and `resources/list` / `prompts/list` when counted) run concurrently once the
+//! (`tools/list`, and `prompts/list`, `resources/list`, `resources/templates/list` when the server
+//! declares those capabilities and reading them is on) run concurrently once the
 //! handshake is done; each walks its `nextCursor` chain page by page. When the era is known to be
 //! modern (from the ledger), `tools/list` is sent together with `server/discover`, so a
 //! tools-only server costs one round trip.
@@ -22,7 +23,7 @@ use super::error::{ProbeError, ProbeFailure};
 use super::exchange::Wire;
 use super::legacy_sse::Tally;
 use crate::net::Client;
-use crate::surface::ServerIdentity;
+use crate::surface::{Declared, ListRead, ServerIdentity};
 use handshake::handshake;
 use session::{Listing, Session, SessionSlot};
 
@@ -35,7 +36,8 @@ const META_PREFIX: &str = "io.modelcontextprotocol/";
 /// What to read and how to start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeOptions {
-    /// Also count resources and prompts when the server declares those capabilities.
+    /// Also read prompts, resources and resource templates when the server declares those
+    /// capabilities (their declarations only: never `prompts/get` nor `resources/read`).
     pub count_resources_and_prompts: bool,
     /// The era that worked last time (from the ledger): tried first, which saves a round trip
     /// when it still holds. The other era is still tried when it fails.
@@ -94,6 +96,14 @@ pub struct Observation {
     pub resources_total: Option<u64>,
     /// Prompts counted like resources.
     pub prompts_total: Option<u64>,
+    /// The raw prompt objects of every page read: empty when the server declares no prompts,
+    /// `None` when it does but they were not read (reading is off, or the listing failed).
+    pub prompts: Option<ListRead>,
+    /// The raw resource objects, like `prompts`.
+    pub resources: Option<ListRead>,
+    /// The raw resource template objects, like `prompts` (a server that declares resources but
+    /// answers "method not found" to `resources/templates/list` has none).
+    pub resource_templates: Option<ListRead>,
     /// The HTTP status of the handshake response.
     pub http_status: u16,
     /// Response body bytes read from this server in total.
@@ -113,6 +123,24 @@ impl Observation {
                 Some((name.to_string(), pointer.clone()))
             })
             .collect()
+    }
+
+    /// The prompts, resources and templates read, taken out of the observation (the counts
+    /// stay), as the surface model keeps them.
+    pub fn take_declared(&mut self) -> Declared {
+        let (declared, left_out) = Declared::from_reads(
+            self.prompts.take(),
+            self.resources.take(),
+            self.resource_templates.take(),
+        );
+        if left_out > 0 {
+            tracing::warn!(
+                url = %self.final_url,
+                left_out,
+                "prompts, resources or templates without a usable name or uri left out"
+            );
+        }
+        declared
     }
 
     /// Who the server says it is, as the surface model records it.
@@ -247,7 +275,9 @@ async fn read_surface(
         .cloned()
         .unwrap_or_else(|| json!({}));
     let declares = |name: &str| capabilities.get(name).is_some_and(|c| !c.is_null());
-    let count = |name: &str| options.count_resources_and_prompts && declares(name);
+    let read = |name: &str| options.count_resources_and_prompts && declares(name);
+    // A kind not declared is known to be empty; one declared but not read is unknown.
+    let unless_declared = |name: &str| (!declares(name)).then(ListRead::default);
 
     let tools = async {
         match early_tools {
@@ -257,21 +287,51 @@ async fn read_surface(
         }
     };
     let resources = async {
-        if count("resources") {
-            session.count("resources/list", "resources", options).await
+        if read("resources") {
+            // Every resource is counted; a long list is summarized in the surface.
+            session
+                .declared("resources/list", "resources", options, usize::MAX)
+                .await
         } else {
-            None
+            unless_declared("resources")
+        }
+    };
+    let templates = async {
+        if read("resources") {
+            session
+                .declared(
+                    "resources/templates/list",
+                    "resourceTemplates",
+                    options,
+                    options.max_tools,
+                )
+                .await
+        } else {
+            unless_declared("resources")
         }
     };
     let prompts = async {
-        if count("prompts") {
-            session.count("prompts/list", "prompts", options).await
+        if read("prompts") {
+            // Prompts and templates are itemized: at most `max_tools` of each, like tools.
+            session
+                .declared("prompts/list", "prompts", options, options.max_tools)
+                .await
+        } else {
+            unless_declared("prompts")
+        }
+    };
+    let (tools, resources, resource_templates, prompts) =
+        futures::join!(tools, resources, templates, prompts);
+    session.close().await;
+    let total = |name: &str, list: &Option<ListRead>| {
+        if read(name) {
+            list.as_ref().map(|l| l.items.len() as u64)
         } else {
             None
         }
     };
-    let (tools, resources_total, prompts_total) = futures::join!(tools, resources, prompts);
-    session.close().await;
+    let resources_total = total("resources", &resources);
+    let prompts_total = total("prompts", &prompts);
 
     let tools = tools.map_err(|error| match error {
         auth @ ProbeError::AuthRequired { .. } => auth,
@@ -301,6 +361,9 @@ async fn read_surface(
         tools_truncated: tools.truncated,
         resources_total,
         prompts_total,
+        prompts,
+        resources,
+        resource_templates,
         http_status: handshake.status,
         bytes_read: 0,
         requests_sent: 0,

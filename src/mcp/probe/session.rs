@@ -13,6 +13,7 @@ use crate::mcp::era::Era;
 use crate::mcp::error::ProbeError;
 use crate::mcp::exchange::{self, Reply, Wire};
 use crate::mcp::legacy_sse::LegacySession;
+use crate::surface::ListRead;
 
 /// Items read from one list method.
 #[derive(Debug, Default)]
@@ -195,19 +196,33 @@ impl Session<'_, '_> {
         Ok(listing)
     }
 
-    /// Counts the items of `method`; `None` when the listing fails (a count is optional).
-    pub(super) async fn count(
+    /// Reads every page of a declared list other than tools (within `max_pages`; the body
+    /// cap and the deadline bound the rest), keeping at most `max_items` items (`truncated`
+    /// beyond); `None` when the listing fails, since these lists are optional. "Method not
+    /// found" (-32601) is an empty list: many servers that declare resources do not implement
+    /// `resources/templates/list`.
+    pub(super) async fn declared(
         &self,
         method: &str,
         key: &str,
         options: &ProbeOptions,
-    ) -> Option<u64> {
+        max_items: usize,
+    ) -> Option<ListRead> {
         let options = ProbeOptions {
-            max_tools: usize::MAX,
+            max_tools: max_items,
             ..options.clone()
         };
-        let listing = self.list(method, key, &options).await.ok()?;
-        Some(listing.items.len() as u64)
+        match self.list(method, key, &options).await {
+            Ok(listing) => Some(ListRead {
+                items: listing.items,
+                truncated: listing.truncated,
+            }),
+            Err(ProbeError::Rpc { code: -32601, .. }) => Some(ListRead::default()),
+            Err(error) => {
+                tracing::info!(url = %self.url, method, "declared list not read: {error}");
+                None
+            }
+        }
     }
 
     /// Ends a classic session politely; the answer does not matter.

@@ -67,6 +67,9 @@ fn entry(xml: &mut String, ledger: &str, change: &FleetChange) {
     let mut title = format!("[{}] {}", view.severity, view.change_class);
     if !tool.is_empty() {
         let _ = write!(title, " · {tool}");
+    } else if crate::diff::declared::item_pointer(&view.field).is_some() {
+        // A prompt, resource or template: the field names it.
+        let _ = write!(title, " · {}", view.field);
     }
     let _ = write!(title, " · {url}");
     let server_query = url::form_urlencoded::Serializer::new(String::new())
@@ -203,6 +206,22 @@ mod tests {
         assert!(first.contains(
             "href=\"./server?ledger=L&amp;url=http%3A%2F%2Fa.example%2Fmcp%23authenticated\""
         ));
+    }
+
+    #[test]
+    fn a_prompt_change_names_its_prompt_escaped() {
+        let mut prompt = change("");
+        prompt.change.tool_name = None;
+        prompt.change.change_class = "prompt_arguments_changed".into();
+        prompt.change.field = "prompts[\"<b>greet</b>\"].arguments".into();
+        let xml = render("L", &ChangeFilter::default(), &[&prompt], Utc::now());
+        assert!(
+            xml.contains(
+                "prompt_arguments_changed · prompts[&quot;&lt;b&gt;greet&lt;/b&gt;&quot;].arguments"
+            ),
+            "{xml}"
+        );
+        assert!(!xml.contains("<b>"));
     }
 
     #[test]

@@ -181,7 +181,12 @@ fn row(body: &mut String, nav: &Nav, server: &ServerView) {
             change
                 .tool_name
                 .as_deref()
-                .map(|tool| format!(" · <code>{}</code>", escape(tool)))
+                .or_else(|| {
+                    // A prompt, resource or template: the field names it.
+                    crate::diff::declared::item_pointer(&change.field)
+                        .map(|_| change.field.as_str())
+                })
+                .map(|subject| format!(" · <code>{}</code>", escape(subject)))
                 .unwrap_or_default(),
             time(&change.observed_at)
         ),
@@ -218,7 +223,10 @@ fn row(body: &mut String, nav: &Nav, server: &ServerView) {
     } else {
         (
             format!("{}{as_of}", server.tools_total),
-            format!("{}{as_of}", risk_badges(server.risk.as_deref(), server.assumed_risk.as_deref())),
+            format!(
+                "{}{as_of}",
+                risk_badges(server.risk.as_deref(), server.assumed_risk.as_deref())
+            ),
         )
     };
     let first_seen = match &server.first_seen {
