@@ -184,3 +184,71 @@ fn the_performance_section_says_what_a_plain_clone_lacks() {
     assert!(script.contains("run tests/peers/install.sh, set PYTHON, or pass --skip-python"));
     assert!(fleet.contains("not found, generating tools"));
 }
+
+/// The README's SARIF section counts the rules as the log has them: one per change class,
+/// plus the ledger's own. Every class the engine knows is also in `input_schema.json`'s
+/// `alert_on` and named in the README's class table.
+#[test]
+fn the_readme_counts_every_change_class() {
+    use mcp_surface_ledger::diff::ChangeClass;
+    const WORDS: [&str; 41] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "twenty-one",
+        "twenty-two",
+        "twenty-three",
+        "twenty-four",
+        "twenty-five",
+        "twenty-six",
+        "twenty-seven",
+        "twenty-eight",
+        "twenty-nine",
+        "thirty",
+        "thirty-one",
+        "thirty-two",
+        "thirty-three",
+        "thirty-four",
+        "thirty-five",
+        "thirty-six",
+        "thirty-seven",
+        "thirty-eight",
+        "thirty-nine",
+        "forty",
+    ];
+    let readme = read("README.md");
+    let classes = ChangeClass::ALL.len();
+    let rules = format!("one per change class, all {}, always", WORDS[classes]);
+    assert!(readme.contains(&rules), "README should say: {rules}");
+    let schema: serde_json::Value = serde_json::from_str(&read("input_schema.json")).unwrap();
+    let listed = &schema["properties"]["alert_on"]["items"]["enum"];
+    for class in ChangeClass::ALL {
+        let name = class.as_str();
+        assert!(
+            listed.as_array().unwrap().iter().any(|v| v == name),
+            "{name} in alert_on"
+        );
+        assert!(
+            readme.contains(&format!("`{name}`")),
+            "{name} in the README"
+        );
+    }
+}
