@@ -182,22 +182,35 @@ fn an_empty_input_is_refused_and_an_empty_object_names_the_example_servers() {
         );
     }
     std::fs::write(&input, json!({"max_server_seconds": 5}).to_string()).unwrap();
-    let output = Command::new("unshare")
-        .args(["-n", BIN, "--storage-dir"])
-        .arg(&storage)
-        .arg("--input")
-        .arg(&input)
-        .env("RUST_LOG", "info")
-        .env_remove("APIFY_IS_AT_HOME")
-        .env_remove("APIFY_TOKEN")
-        .output()
-        .unwrap();
+    let output = in_namespace(
+        &[
+            "--storage-dir",
+            storage.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+        ],
+        "info",
+    );
     let printed = stderr(&output);
     assert!(
         printed.contains("watching the four example servers"),
         "{printed}"
     );
     assert!(printed.contains("mcp.deepwiki.com"), "{printed}");
+}
+
+/// The binary in a network namespace of its own (no packet can leave), outside the platform,
+/// logging at `log`.
+fn in_namespace(args: &[&str], log: &str) -> Output {
+    Command::new("unshare")
+        .args(["-n", BIN])
+        .args(args)
+        .env("RUST_LOG", log)
+        .env_remove("APIFY_IS_AT_HOME")
+        .env_remove("APIFY_TOKEN")
+        .env_remove("LEDGER_ALLOW_PRIVATE_TARGETS")
+        .output()
+        .unwrap()
 }
 
 /// Whether this machine lets a test start a process in a network namespace of its own.
@@ -223,17 +236,7 @@ fn a_credential_for_a_public_plain_http_origin_is_refused() {
         );
     }
     let canary = "canary-cleartext-41f0c2";
-    let in_namespace = |args: &[&str]| {
-        Command::new("unshare")
-            .args(["-n", BIN])
-            .args(args)
-            .env("RUST_LOG", "trace")
-            .env_remove("APIFY_IS_AT_HOME")
-            .env_remove("APIFY_TOKEN")
-            .env_remove("LEDGER_ALLOW_PRIVATE_TARGETS")
-            .output()
-            .unwrap()
-    };
+    let in_namespace = |args: &[&str]| in_namespace(args, "trace");
     let header = format!("Authorization: Bearer {canary}");
     let output = in_namespace(&[
         "snapshot",

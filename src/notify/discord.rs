@@ -25,25 +25,7 @@ pub fn message(
     }
     let mut lines = Vec::new();
     for row in selected.iter().take(CHAT_CHANGES) {
-        let line = ChatLine::of(row);
-        let mut text = format!(
-            "- **{}** {} on `{}`",
-            line.severity.to_uppercase(),
-            line.class,
-            code(&line.server)
-        );
-        if let Some(tool) = &line.tool {
-            text.push_str(&format!(", tool `{}`", code(tool)));
-        }
-        if let Some(grade) = &line.grade {
-            text.push_str(&format!(", grade {grade}"));
-        }
-        text.push_str(&format!(
-            ": `{}` → `{}`",
-            code(&line.before),
-            code(&line.after)
-        ));
-        lines.push(text);
+        lines.push(ChatLine::of(row).render("- ", "**", code));
     }
     let tail = facts
         .run_url

@@ -171,4 +171,27 @@ impl ChatLine {
             after: short_value(row.new_value.as_ref()),
         }
     }
+
+    /// The line in a chat's markup: `bullet` starts it, `strong` wraps the severity, and
+    /// `code` makes server text safe inside a code span (each chat escapes its own way).
+    pub fn render(&self, bullet: &str, strong: &str, code: fn(&str) -> String) -> String {
+        let mut text = format!(
+            "{bullet}{strong}{}{strong} {} on `{}`",
+            self.severity.to_uppercase(),
+            self.class,
+            code(&self.server)
+        );
+        if let Some(tool) = &self.tool {
+            text.push_str(&format!(", tool `{}`", code(tool)));
+        }
+        if let Some(grade) = &self.grade {
+            text.push_str(&format!(", grade {grade}"));
+        }
+        text.push_str(&format!(
+            ": `{}` → `{}`",
+            code(&self.before),
+            code(&self.after)
+        ));
+        text
+    }
 }

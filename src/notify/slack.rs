@@ -22,24 +22,7 @@ pub fn message(
     }
     let shown = selected.len().min(CHAT_CHANGES);
     for row in &selected[..shown] {
-        let line = ChatLine::of(row);
-        text.push_str(&format!(
-            "\n• *{}* {} on `{}`",
-            line.severity.to_uppercase(),
-            line.class,
-            code(&line.server)
-        ));
-        if let Some(tool) = &line.tool {
-            text.push_str(&format!(", tool `{}`", code(tool)));
-        }
-        if let Some(grade) = &line.grade {
-            text.push_str(&format!(", grade {grade}"));
-        }
-        text.push_str(&format!(
-            ": `{}` → `{}`",
-            code(&line.before),
-            code(&line.after)
-        ));
+        text.push_str(&ChatLine::of(row).render("\n• ", "*", code));
     }
     if selected.len() > shown {
         text.push_str(&format!("\n…and {} more", selected.len() - shown));
