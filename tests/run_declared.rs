@@ -15,6 +15,10 @@ use std::process::Command;
 
 use actor::{ALL_CLASSES, Rows, RunDir};
 use mcp_surface_ledger::mcp::Era;
+use mcp_surface_ledger::platform::LocalStorage;
+use mcp_surface_ledger::serve;
+use mcp_surface_ledger::serve::backend::Backend;
+use mcp_surface_ledger::serve::hosts::HostPolicy;
 use serde_json::{Value, json};
 use support::python::PythonMode;
 use support::surface::{SurfaceFile, numbered_tools};
@@ -178,6 +182,34 @@ async fn python_sdk_prompt_resource_and_template_changes_in_both_eras() {
         }
         assert_eq!(got.len(), 6, "{era:?}: {got:?}");
     }
+
+    // The stored surface through the JSON API lists the prompts, resources and templates
+    // exactly as the record keeps them (as served).
+    let (_, _, all_dir) = &cases[0];
+    let storage = LocalStorage::open_existing(all_dir.root());
+    let addr = support::background::serve(serve::app(Backend::Local(storage), HostPolicy::local()));
+    let segment: String = url::form_urlencoded::byte_serialize(url.as_str().as_bytes()).collect();
+    let view: Value = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap()
+        .get(format!(
+            "http://{addr}/ledgers/DEFAULT/servers/{segment}/surface"
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let entry = &all_dir.ledger("DEFAULT")["servers"][url.as_str()];
+    let record = all_dir.surface_record(entry["surface_key"].as_str().unwrap());
+    for list in ["prompts", "resources", "resource_templates"] {
+        assert!(!view[list].as_array().unwrap().is_empty(), "{list}: {view}");
+        assert_eq!(view[list], record[list], "{list}");
+    }
+    assert_eq!(view["resource_templates"].as_array().unwrap().len(), 2);
+    assert_eq!(view["unread"], json!([]));
 }
 
 /// A watch written by the previous version (tools only: it did not read prompts) is upgraded

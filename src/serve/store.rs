@@ -587,8 +587,22 @@ fn surface_view(
         assumed_risk: wire_name(&risks.assumed),
         tools_total: surface.tools.len(),
         tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+        prompts: raw_items(&surface.declared.prompts),
+        resources: raw_items(&surface.declared.resources),
+        resource_templates: raw_items(&surface.declared.resource_templates),
+        resource_list: surface
+            .declared
+            .resource_list
+            .as_ref()
+            .and_then(|list| serde_json::to_value(list).ok()),
+        unread: surface.declared.unread.iter().map(wire_name).collect(),
         note: None,
     }
+}
+
+/// The items of a declared list exactly as served.
+fn raw_items(items: &[crate::surface::DeclaredItem]) -> Vec<Value> {
+    items.iter().map(|item| item.raw.clone()).collect()
 }
 
 /// The answer to a past surface that cannot be given.

@@ -171,6 +171,24 @@ pub struct SurfaceView {
     pub tools_total: usize,
     /// The tool objects exactly as served.
     pub tools: Vec<Value>,
+    /// The prompt objects exactly as served (`prompts/list`; never their text, which only
+    /// `prompts/get` returns and which is never called).
+    #[serde(default)]
+    pub prompts: Vec<Value>,
+    /// The resource objects as served, when the list was itemized (at most 100, read whole).
+    #[serde(default)]
+    pub resources: Vec<Value>,
+    /// The resource template objects exactly as served.
+    #[serde(default)]
+    pub resource_templates: Vec<Value>,
+    /// A resource list too large or incomplete to itemize: `total`, `complete` and a `sample`
+    /// of URIs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_list: Option<Value>,
+    /// Kinds the server declares that were not read (`prompt`, `resource`,
+    /// `resourceTemplate`): nothing is known of them.
+    #[serde(default)]
+    pub unread: Vec<String>,
     /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
     /// only ledger was answered instead: says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
