@@ -1,0 +1,144 @@
+//! The per-tool summaries of a server row: each tool's digests, effective hints and risk
+//! assessment, the server's declared and assumed risk, and the revision of what they compute
+//! (the insight cache is keyed on it).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::risk::{self, Capability, Finding, Risk, ToolAssessment};
+use crate::surface::{Sha256Digest, Surface, Tool, ToolDigests};
+
+/// One tool as listed in a server row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSummary {
+    /// Tool name.
+    pub name: String,
+    /// Hash of the description.
+    pub description_hash: Sha256Digest,
+    /// Hash of the input schema.
+    pub input_schema_hash: Sha256Digest,
+    /// Hash of the output schema, when there is one.
+    pub output_schema_hash: Option<Sha256Digest>,
+    /// Hash of the effective annotations.
+    pub annotations_hash: Sha256Digest,
+    /// Hash of `{name, description, inputSchema}` (interoperable contract hash).
+    pub contract_hash: Sha256Digest,
+    /// Effective `readOnlyHint`.
+    pub read_only_hint: bool,
+    /// Effective `destructiveHint`.
+    pub destructive_hint: bool,
+    /// Effective `idempotentHint`.
+    pub idempotent_hint: bool,
+    /// Effective `openWorldHint`.
+    pub open_world_hint: bool,
+    /// What the tool lets an agent do, inferred from its definition.
+    pub capabilities: Vec<Capability>,
+    /// The tool's declared risk: what its definition says, no protocol default assumed.
+    pub risk: Risk,
+    /// The risk if the protocol's defaults hold for the hints it leaves out (an unannotated
+    /// tool counts as destructive): at least `risk`.
+    pub assumed_risk: Risk,
+    /// Poisoning markers and quality findings.
+    pub findings: Vec<Finding>,
+}
+
+impl ToolSummary {
+    /// Summarizes one tool of a surface, with its digests and risk assessment.
+    pub fn of(tool: &Tool, digests: ToolDigests, assessment: ToolAssessment) -> Self {
+        let hints = tool.effective_annotations();
+        ToolSummary {
+            name: tool.name.clone(),
+            description_hash: digests.description_hash,
+            input_schema_hash: digests.input_schema_hash,
+            output_schema_hash: digests.output_schema_hash,
+            annotations_hash: digests.annotations_hash,
+            contract_hash: digests.contract_hash,
+            read_only_hint: hints.read_only_hint,
+            destructive_hint: hints.destructive_hint,
+            idempotent_hint: hints.idempotent_hint,
+            open_world_hint: hints.open_world_hint,
+            capabilities: assessment.capabilities,
+            risk: assessment.risk,
+            assumed_risk: assessment.assumed_risk,
+            findings: assessment.findings,
+        }
+    }
+}
+
+/// Revision of what [`summarize_tools`] computes. Insight cached by an earlier run is reused only
+/// when it was computed at this revision: bump it whenever a code change can alter any summary
+/// (hashes, hints, capabilities, risk, findings). `tests/insight_fingerprint.rs` fails until
+/// that is done.
+pub const INSIGHT_REVISION: u32 = 2;
+
+/// Per-tool summaries, the server's declared risk, and capability → tool names.
+pub type ToolSummaries = (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>);
+
+/// Adds a `duplicate_key` finding (a poisoning marker) to each named tool whose served JSON
+/// repeated an object key, raising that tool's risk and the server's to high. `repeated` holds
+/// `(tool name, pointer inside the tool)`.
+pub fn mark_repeated_keys(summaries: &mut ToolSummaries, repeated: &[(String, String)]) {
+    let (tools, server_risk, _) = summaries;
+    for (name, pointer) in repeated {
+        if let Some(tool) = tools.iter_mut().find(|t| &t.name == name) {
+            tool.findings.push(risk::duplicate_key_finding(pointer));
+            tool.risk = Risk::High;
+            tool.assumed_risk = Risk::High;
+            *server_risk = Risk::High;
+        }
+    }
+}
+
+/// A server's assumed risk: its declared risk, or higher when an unannotated tool is rated
+/// by the protocol's defaults.
+pub fn assumed_server_risk(summaries: &ToolSummaries) -> Risk {
+    let (tools, declared, _) = summaries;
+    tools
+        .iter()
+        .map(|t| t.assumed_risk)
+        .fold(*declared, Risk::max)
+}
+
+/// The per-tool summaries of a surface plus the server-level risk and capability map. A
+/// poisoning marker in the server's instructions makes the server's risk high as well.
+pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
+    summarize_tools_with(surface, surface.canonical_tools().tool_digests())
+}
+
+/// [`summarize_tools`] with the tools' digests already computed (in the surface's order), as
+/// a run has them from the pass that gave the surface's digest.
+pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> ToolSummaries {
+    let mut cache = risk::ScanCache::default();
+    let assessed: Vec<(&Tool, ToolAssessment)> = surface
+        .tools
+        .iter()
+        .map(|t| (t, risk::assess_tool_with(&mut cache, &t.raw)))
+        .collect();
+    let tools_risk = assessed
+        .iter()
+        .map(|(_, a)| a.risk)
+        .max()
+        .unwrap_or(Risk::Low);
+    let poisoned_instructions = surface
+        .identity
+        .instructions
+        .as_deref()
+        .is_some_and(|text| {
+            risk::scan_server_instructions(text)
+                .iter()
+                .any(Finding::is_marker)
+        });
+    let server_risk = if poisoned_instructions {
+        Risk::High
+    } else {
+        tools_risk
+    };
+    let capabilities = risk::capability_map(assessed.iter().map(|(t, a)| (t.name.as_str(), a)));
+    let summaries = assessed
+        .into_iter()
+        .zip(digests)
+        .map(|((tool, assessment), digests)| ToolSummary::of(tool, digests, assessment))
+        .collect();
+    (summaries, server_risk, capabilities)
+}
