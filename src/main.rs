@@ -275,27 +275,6 @@ fn read_input_override(path: &PathBuf) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read INPUT file {}: {e}", path.display()))
 }
 
-/// The destinations of `--notify FILE`; a problem never quotes a URL or a secret.
-fn read_notify(path: &PathBuf) -> Result<Vec<mcp_surface_ledger::notify::Destination>, String> {
-    let what = format!("--notify {}", path.display());
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {what}: {e}"))?;
-    // serde_json's message names the line and column, never the text.
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "{what} is not JSON (line {}, column {})",
-            e.line(),
-            e.column()
-        )
-    })?;
-    mcp_surface_ledger::notify::parse_destinations(Some(&value)).map_err(|problems| {
-        let problems: Vec<String> = problems
-            .iter()
-            .map(|(field, problem)| format!("`{field}` {problem}"))
-            .collect();
-        format!("{what} refused: {}", problems.join("; "))
-    })
-}
-
 fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
@@ -473,7 +452,11 @@ fn actor_mode(
             return exit(EXIT_BAD_INPUT);
         }
     };
-    let notify = match notify.as_ref().map(read_notify).transpose() {
+    let notify = match notify
+        .as_deref()
+        .map(mcp_surface_ledger::notify::read_file)
+        .transpose()
+    {
         Ok(destinations) => destinations,
         Err(message) => {
             tracing::error!("{message}");

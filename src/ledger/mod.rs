@@ -17,6 +17,7 @@
 
 mod history;
 mod kept;
+mod names;
 pub mod past;
 mod surface_record;
 mod trim;
@@ -29,6 +30,9 @@ use serde::{Deserialize, Serialize};
 
 pub use history::{ChangeValues, HistoryItem, KeptValue, MAX_KEPT_VALUE_BYTES};
 pub use kept::resolve;
+pub use names::{
+    INSIGHT_KEY_PREFIX, SHARDS_KEY_PREFIX, SURFACE_KEY_PREFIX, index_names, is_reserved_name,
+};
 pub use past::{PastError, Step, ValueRef};
 pub use surface_record::{SURFACE_FORMAT, StoredSurface, check_surface};
 use trim::FALLBACKS;
@@ -37,7 +41,6 @@ pub use values::{PackReader, Pending, ValueError, is_value_pack};
 use crate::diff::{AuthState, Change};
 use crate::mcp::Era;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
-use crate::server_status::STATUS_KEY_PREFIX as STATUS_PREFIX;
 use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Sha256Digest, Surface};
 
 /// Version of the index record format this build writes and reads.
@@ -89,40 +92,6 @@ pub fn short_tool_digests(
             (tool.name.clone(), short)
         })
         .collect()
-}
-
-/// Key prefix of the stored surface records.
-pub const SURFACE_KEY_PREFIX: &str = "surface-";
-/// Key prefix of the insight cache records ([`crate::insight`]).
-pub const INSIGHT_KEY_PREFIX: &str = "insight.";
-/// Key prefix of the round records of sharded watches ([`crate::shard`]).
-pub const SHARDS_KEY_PREFIX: &str = "shards.";
-
-/// Whether `ledger_name` would share its key with a surface, insight, shard-round or status
-/// record of the same store; such names are refused as input.
-pub fn is_reserved_name(ledger_name: &str) -> bool {
-    let prefixes = [
-        SURFACE_KEY_PREFIX,
-        INSIGHT_KEY_PREFIX,
-        SHARDS_KEY_PREFIX,
-        STATUS_PREFIX,
-    ];
-    prefixes
-        .iter()
-        .any(|prefix| ledger_name.starts_with(prefix))
-}
-
-/// The ledger index names among the keys of the ledger store: every key that is not a
-/// surface record, insight cache, shard round or status record (shard ledgers one by one).
-pub fn index_names(keys: &[String]) -> Vec<String> {
-    let mut names: Vec<String> = keys
-        .iter()
-        .filter(|key| !is_reserved_name(key))
-        .cloned()
-        .collect();
-    names.sort();
-    names.dedup();
-    names
 }
 
 /// Failures of loading or saving the ledger.

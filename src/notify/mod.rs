@@ -392,5 +392,28 @@ pub fn status_text(outcomes: &[NotificationOutcome]) -> Option<String> {
     Some(format!("notify: {}", parts.join(", ")))
 }
 
+/// The destinations of a `--notify FILE` (a JSON array shaped like INPUT's `notify`), so
+/// local runs keep URLs and secrets out of the process list and shell history. A problem
+/// names the file and the key, never a URL or a secret.
+pub fn read_file(path: &std::path::Path) -> Result<Vec<Destination>, String> {
+    let what = format!("--notify {}", path.display());
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {what}: {e}"))?;
+    // serde_json's message names the line and column, never the text.
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{what} is not JSON (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    })?;
+    parse_destinations(Some(&value)).map_err(|problems| {
+        let problems: Vec<String> = problems
+            .iter()
+            .map(|(field, problem)| format!("`{field}` {problem}"))
+            .collect();
+        format!("{what} refused: {}", problems.join("; "))
+    })
+}
+
 #[cfg(test)]
 mod tests;

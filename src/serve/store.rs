@@ -19,7 +19,9 @@ pub use super::views::{
     ChangeView, ChangesView, FleetChange, LedgersView, ServerDetail, ServerView, ServersView,
     StatusView, SurfaceView,
 };
-use super::views::{Risks, change_view, server_view, status_view, unread_server_view, wire_name};
+use super::views::{
+    Risks, change_view, server_view, status_view, surface_view, unread_server_view,
+};
 use crate::input::MAX_SHARDS;
 use crate::input::is_valid_record_key;
 use crate::insight::InsightCache;
@@ -557,52 +559,6 @@ fn find_entry<'a>(ledger: &'a Ledger, server_url: &str) -> Result<&'a Entry, Ser
             ledger_name: ledger.ledger_name.clone(),
             server_url: server_url.to_string(),
         })
-}
-
-/// The answer of the surface route: `entry`'s surface `surface` (the stored one, or the one
-/// served at `at`).
-fn surface_view(
-    ledger: &Ledger,
-    entry: &Entry,
-    surface: &Surface,
-    risks: Risks,
-    at: Option<DateTime<Utc>>,
-) -> SurfaceView {
-    let (tool_digest, surface_key) = match at {
-        None => (entry.tool_digest.clone(), entry.surface_key.clone()),
-        Some(_) => {
-            let digest = surface.tool_digest();
-            let key = ledger::StoredSurface::key_for(&surface.identity, &digest);
-            (Some(digest), Some(key))
-        }
-    };
-    SurfaceView {
-        ledger_name: ledger.ledger_name.clone(),
-        server_url: entry.server_url.clone(),
-        at,
-        tool_digest,
-        surface_key,
-        identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
-        risk: wire_name(&risks.declared),
-        assumed_risk: wire_name(&risks.assumed),
-        tools_total: surface.tools.len(),
-        tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
-        prompts: raw_items(&surface.declared.prompts),
-        resources: raw_items(&surface.declared.resources),
-        resource_templates: raw_items(&surface.declared.resource_templates),
-        resource_list: surface
-            .declared
-            .resource_list
-            .as_ref()
-            .and_then(|list| serde_json::to_value(list).ok()),
-        unread: surface.declared.unread.iter().map(wire_name).collect(),
-        note: None,
-    }
-}
-
-/// The items of a declared list exactly as served.
-fn raw_items(items: &[crate::surface::DeclaredItem]) -> Vec<Value> {
-    items.iter().map(|item| item.raw.clone()).collect()
 }
 
 /// The answer to a past surface that cannot be given.

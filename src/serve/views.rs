@@ -8,10 +8,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ledger::{ChangeValues, Entry, HistoryItem};
+use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger};
 use crate::report::{ToolSummaries, assumed_server_risk};
 use crate::risk::Risk;
 use crate::server_status::ServerStatus;
+use crate::surface::{DeclaredItem, Surface};
 
 /// One watched server, as listed: its ledger entry, and its status after the last run.
 /// A server the last run could not read is listed with that status even when it was never
@@ -323,4 +324,50 @@ pub(super) fn wire_name(value: &impl Serialize) -> String {
         Ok(Value::String(name)) => name,
         _ => String::new(),
     }
+}
+
+/// The answer of the surface route: `entry`'s surface `surface` (the stored one, or the one
+/// served at `at`).
+pub(super) fn surface_view(
+    ledger: &Ledger,
+    entry: &Entry,
+    surface: &Surface,
+    risks: Risks,
+    at: Option<DateTime<Utc>>,
+) -> SurfaceView {
+    let (tool_digest, surface_key) = match at {
+        None => (entry.tool_digest.clone(), entry.surface_key.clone()),
+        Some(_) => {
+            let digest = surface.tool_digest();
+            let key = ledger::StoredSurface::key_for(&surface.identity, &digest);
+            (Some(digest), Some(key))
+        }
+    };
+    SurfaceView {
+        ledger_name: ledger.ledger_name.clone(),
+        server_url: entry.server_url.clone(),
+        at,
+        tool_digest,
+        surface_key,
+        identity: serde_json::to_value(&surface.identity).unwrap_or(Value::Null),
+        risk: wire_name(&risks.declared),
+        assumed_risk: wire_name(&risks.assumed),
+        tools_total: surface.tools.len(),
+        tools: surface.tools.iter().map(|tool| tool.raw.clone()).collect(),
+        prompts: raw_items(&surface.declared.prompts),
+        resources: raw_items(&surface.declared.resources),
+        resource_templates: raw_items(&surface.declared.resource_templates),
+        resource_list: surface
+            .declared
+            .resource_list
+            .as_ref()
+            .and_then(|list| serde_json::to_value(list).ok()),
+        unread: surface.declared.unread.iter().map(wire_name).collect(),
+        note: None,
+    }
+}
+
+/// The items of a declared list exactly as served.
+fn raw_items(items: &[DeclaredItem]) -> Vec<Value> {
+    items.iter().map(|item| item.raw.clone()).collect()
 }
