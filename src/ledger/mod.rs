@@ -196,7 +196,8 @@ pub struct Entry {
     /// `None` in entries written before this was recorded: nothing to compare with yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeated_keys: Option<Vec<(String, String)>>,
-    /// The most recent changes, oldest first, at most [`MAX_HISTORY`].
+    /// The changes within the retention period, oldest first (fewer when the index had to
+    /// shorten itself, see [`MAX_HISTORY`]).
     pub history: Vec<HistoryItem>,
     /// The chain link before the oldest kept history item (older items were dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -35,17 +35,6 @@ pub struct LedgerArgs {
     pub ledger_name: Option<String>,
 }
 
-/// Arguments naming a server of a ledger.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ServerArgs {
-    /// The ledger (the Actor input's `ledger_name`); default `DEFAULT`, or the store's only
-    /// ledger when it has no `DEFAULT` (see `list_ledgers`).
-    #[serde(default)]
-    pub ledger_name: Option<String>,
-    /// The server's URL, as listed by `list_watched_servers`.
-    pub server_url: String,
-}
-
 /// Arguments of `get_surface`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SurfaceArgs {

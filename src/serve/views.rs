@@ -134,7 +134,9 @@ pub struct ChangesView {
     pub server_url: String,
     /// Only changes observed at or after this instant, when asked.
     pub since: Option<DateTime<Utc>>,
-    /// How many changes the ledger keeps per server (older ones are gone).
+    /// The fewest changes per server an index keeps when it must shorten itself to stay
+    /// within the record limit; otherwise every change within the ledger's retention period
+    /// (`history_retention_days`) is kept.
     pub history_limit: usize,
     /// Number of changes returned.
     pub changes_total: usize,
