@@ -112,9 +112,10 @@ pub fn check_index(index: &Value) -> Result<(), Break> {
     Ok(())
 }
 
-/// Checks one server's history items; returns its last link.
+/// Checks one server's history items, and that its archived pages join up and end where
+/// the items begin; returns its last link.
 fn check_history(url: &str, entry: &Value) -> Result<Link, Break> {
-    let mut prev = match entry.get("history_base") {
+    let base = match entry.get("history_base") {
         Some(base) if !base.is_null() => {
             serde_json::from_value::<Link>(base.clone()).map_err(|e| {
                 broken(
@@ -128,7 +129,77 @@ fn check_history(url: &str, entry: &Value) -> Result<Link, Break> {
             link: genesis_link(url),
         },
     };
-    let items = moved::chain_items(entry, prev.seq);
+    check_archived(url, entry, &base)?;
+    let items = moved::chain_items(entry, base.seq);
+    check_links(url, base, &items)
+}
+
+/// Checks that the archived pages an entry names follow one another, each beginning at the
+/// link the one before it ends at, the last ending at `base` (the link before the items the
+/// index holds): a page cut out of the middle, reordered or grafted on shows here.
+fn check_archived(url: &str, entry: &Value, base: &Link) -> Result<(), Break> {
+    let Some(pages) = entry.get("archived").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    let link = |page: &Value, key: &str| serde_json::from_value::<Link>(page[key].clone()).ok();
+    let mut expected: Option<Link> = None;
+    for (index, page) in pages.iter().enumerate() {
+        let location = format!("server {url}, archived page {index}");
+        let (Some(page_base), Some(page_last)) = (link(page, "base"), link(page, "last")) else {
+            return Err(broken(location, "it has no base or last link"));
+        };
+        if let Some(expected) = &expected
+            && *expected != page_base
+        {
+            return Err(broken(
+                location,
+                format!(
+                    "it begins after seq {}, the page before it ends at seq {}: pages were cut or reordered",
+                    page_base.seq, expected.seq
+                ),
+            ));
+        }
+        expected = Some(page_last);
+    }
+    match expected {
+        Some(last) if last != *base => Err(broken(
+            format!("server {url}"),
+            format!(
+                "its archived pages end at seq {}, its history begins after seq {}",
+                last.seq, base.seq
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks one archived page read back from the store: its `items` (with the entry's `moves`
+/// between them) must be numbered and linked from `base` on, and end at `last`.
+pub fn check_page(
+    url: &str,
+    base: &Link,
+    last: &Link,
+    items: &[Value],
+    moves: &[Value],
+) -> Result<(), Break> {
+    let page = serde_json::json!({"history": items, "moves": moves});
+    let chained = moved::chain_items(&page, base.seq);
+    let end = check_links(url, base.clone(), &chained)?;
+    if end != *last {
+        return Err(broken(
+            format!("server {url}, archived page after seq {}", base.seq),
+            format!(
+                "it ends at seq {} link {}, the ledger names seq {} link {}",
+                end.seq, end.link, last.seq, last.link
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `items` are numbered and linked one after another from `prev`; returns the last
+/// link.
+fn check_links(url: &str, mut prev: Link, items: &[&Value]) -> Result<Link, Break> {
     for (index, item) in items.iter().enumerate() {
         let seq = item.get("seq").and_then(Value::as_u64);
         let link = item.get("link").and_then(Value::as_str);

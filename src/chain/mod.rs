@@ -31,7 +31,7 @@ use crate::report::ChainAnchor;
 use crate::surface::canon;
 use crate::surface::digest::sha256_hex;
 pub use check::{
-    HeadsChecked, Witness, alert, check_heads, check_index, check_log, check_signature,
+    HeadsChecked, Witness, alert, check_heads, check_index, check_log, check_page, check_signature,
     check_witness_rows, consecutive_tail, is_head, unwitnessed_writes,
 };
 pub use moved::{MoveEvent, MoveItem};
@@ -356,6 +356,7 @@ fn judge_unchained(ledger: &Ledger, witnesses: &[Witness]) -> Found {
     let chained = ledger.servers.values().find(|entry| {
         entry.history_base.is_some()
             || !entry.moves.is_empty()
+            || !entry.archived.is_empty()
             || entry
                 .history
                 .iter()

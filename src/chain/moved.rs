@@ -77,17 +77,23 @@ pub fn move_in(entry: &mut Entry, from: &str, source: LogItem, now: DateTime<Utc
     append(entry, item(MoveEvent::MovedIn, from, Some(source), now))
 }
 
-/// Links every item of `entry` again from its server's genesis: the history items first, then
-/// the moves (a chain started again from the state a run found).
+/// Links every item of `entry` again from its server's genesis (or from the end of its
+/// archived pages, which their digests keep as they are): the history items first, then the
+/// moves (a chain started again from the state a run found).
 pub fn relink(entry: &mut Entry) {
-    entry.history_base = None;
+    entry.history_base = entry.keep_joined_archive();
     for item in &mut entry.history {
         item.seq = None;
         item.link = None;
     }
-    let moves = std::mem::take(&mut entry.moves);
+    let base = entry.history_base.as_ref().map_or(0, |base| base.seq);
+    // Moves among the archived pages stay with them; the later ones are linked again.
+    let (archived, later): (Vec<MoveItem>, Vec<MoveItem>) = std::mem::take(&mut entry.moves)
+        .into_iter()
+        .partition(|moved| moved.seq <= base);
+    entry.moves = archived;
     super::link_items(entry);
-    for moved in moves {
+    for moved in later {
         append(entry, moved);
     }
 }

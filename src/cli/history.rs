@@ -117,8 +117,11 @@ async fn changes(
     entry: &Entry,
     packs: &mut PackReader,
 ) -> Result<Value, CliError> {
-    let mut items = Vec::with_capacity(entry.history.len());
-    for item in &entry.history {
+    let history = ledger::full_history(storage, entry, packs)
+        .await
+        .map_err(|e| CliError::Runtime(e.to_string()))?;
+    let mut items = Vec::with_capacity(history.len());
+    for item in &history {
         let mut sides = [Value::Null, Value::Null];
         if let Some(values) = &item.values {
             for (slot, kept) in sides.iter_mut().zip([&values.old, &values.new]) {

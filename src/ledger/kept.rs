@@ -70,6 +70,9 @@ impl Ledger {
                         named(&undo.sha256, &mut undo.pack);
                     }
                 }
+                for archived in &mut entry.archived {
+                    named(&archived.page.sha256, &mut archived.page.pack);
+                }
             }
         }
         Ok(packs.len())
@@ -92,6 +95,10 @@ impl Ledger {
             }
             let undos = entry.steps.iter().filter_map(|s| s.undo.as_ref());
             packs.extend(undos.filter_map(|undo| undo.pack.clone()));
+            for archived in &entry.archived {
+                packs.extend(archived.page.pack.iter().cloned());
+                packs.extend(archived.packs.iter().cloned());
+            }
         }
         packs
     }
@@ -138,18 +145,22 @@ pub async fn resolve(
     }
 }
 
-/// Reads every value `entry`'s items name from its pack, checked against its digest, and
-/// rebuilds its oldest kept surface from `current` (every step undone, each checked against
-/// its chained tool digest): `verify`'s check that no kept value was altered or planted.
-/// Returns the number of values and steps checked.
+/// Reads every archived page of `entry` (checked against its digest and chain) and every
+/// value its items name from its pack, checked against its digest, and rebuilds its oldest
+/// kept surface from `current` (every step undone, each checked against its chained tool
+/// digest): `verify`'s check that no kept value was altered or planted. Returns the number of
+/// pages, values and steps checked.
 pub(super) async fn check_values(
     storage: &impl Storage,
     entry: &super::Entry,
     current: crate::surface::Surface,
     packs: &mut super::PackReader,
 ) -> Result<usize, String> {
-    let mut checked = 0;
-    for item in &entry.history {
+    let history = super::full_history(storage, entry, packs)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut checked = entry.archived.len();
+    for item in &history {
         let sides = item.values.iter().flat_map(|v| [&v.old, &v.new]);
         for kept in sides.flatten() {
             if matches!(kept, KeptValue::Digest { pack: Some(_), .. }) {

@@ -15,6 +15,7 @@
 //! - a server that could not be read keeps its entry unchanged;
 //! - an unreadable or newer-format index is never overwritten: the run stops instead.
 
+mod archive;
 mod history;
 mod kept;
 mod names;
@@ -28,6 +29,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use archive::{ARCHIVE_AT, ARCHIVE_KEEP, Archived, full_history, history_since, read_page};
 pub use history::{ChangeValues, HistoryItem, KeptValue, MAX_KEPT_VALUE_BYTES};
 pub use kept::resolve;
 pub use names::{
@@ -196,8 +198,12 @@ pub struct Entry {
     /// `None` in entries written before this was recorded: nothing to compare with yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeated_keys: Option<Vec<(String, String)>>,
-    /// The changes within the retention period, oldest first (fewer when the index had to
-    /// shorten itself, see [`MAX_HISTORY`]).
+    /// The older changes within the retention period, moved out of the index into archived
+    /// pages ([`archive`]), oldest first; they come before [`Entry::history`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub archived: Vec<Archived>,
+    /// The newest changes, oldest first: at most [`ARCHIVE_AT`] (older ones are archived),
+    /// fewer when the index had to shorten itself.
     pub history: Vec<HistoryItem>,
     /// The chain link before the oldest kept history item (older items were dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -430,6 +436,7 @@ impl Ledger {
                 tools_total: 0,
                 tool_digests: None,
                 repeated_keys: None,
+                archived: Vec::new(),
                 history: Vec::new(),
                 history_base: None,
                 steps: Vec::new(),
@@ -551,12 +558,62 @@ impl Ledger {
 
     /// Writes the index record. Call once, last.
     pub async fn save(&mut self, storage: &impl Storage) -> Result<(), LedgerError> {
-        let record = self.sealed_record()?;
+        let record = self.seal_for_write(storage).await?;
         self.write(storage, record).await
     }
 
-    /// The index record of the next write, its chain sealed ([`crate::chain::seal`]): a run
-    /// takes it before its summary row, which carries the head, and writes it last.
+    /// The index record of the next write, its chain sealed ([`crate::chain::seal`]), after
+    /// the run's values are stored ([`Ledger::store_values`]): entries that hold more than
+    /// [`ARCHIVE_AT`] items archive their older ones ([`archive`]), and an index still too
+    /// large for its record archives more (25 items kept, then 10, then none) before it
+    /// drops anything ([`Ledger::sealed_record`]'s fallbacks). A run takes the record before its summary
+    /// row, which carries the head, and writes it last.
+    pub async fn seal_for_write(&mut self, storage: &impl Storage) -> Result<Record, LedgerError> {
+        self.seal_within(storage, MAX_RECORD_BYTES).await
+    }
+
+    /// [`Ledger::seal_for_write`] for a record of at most `limit` bytes.
+    async fn seal_within(
+        &mut self,
+        storage: &impl Storage,
+        limit: usize,
+    ) -> Result<Record, LedgerError> {
+        self.updated_at = Utc::now();
+        self.evict();
+        // Items of earlier runs go to pages in the pack of this run's values: one write.
+        self.archive_beyond(ARCHIVE_AT, ARCHIVE_KEEP, true);
+        self.store_values(storage).await?;
+        crate::chain::seal(self);
+        let mut record = self.to_record();
+        for (above, keep) in trim::ARCHIVE_UNDER_PRESSURE {
+            if record.bytes.len() <= limit {
+                return Ok(record);
+            }
+            if self.archive_beyond(above, keep, false) {
+                self.store_values(storage).await?;
+            }
+            crate::chain::seal(self);
+            record = self.to_record();
+        }
+        if record.bytes.len() <= limit {
+            return Ok(record);
+        }
+        self.record_within(limit)
+    }
+
+    /// Archives the oldest items of every entry holding more than `above`, down to `keep`
+    /// ([`Entry::archive_oldest`]); returns whether any page was made.
+    fn archive_beyond(&mut self, above: usize, keep: usize, earlier_only: bool) -> bool {
+        let pending = &mut self.pending;
+        let mut archived = false;
+        for entry in self.servers.values_mut() {
+            archived |= entry.archive_oldest(above, keep, earlier_only, pending);
+        }
+        archived
+    }
+
+    /// The index record of the next write, its chain sealed, shortened in memory only
+    /// ([`FALLBACKS`]): no value is stored. [`Ledger::seal_for_write`] is what a run uses.
     pub fn sealed_record(&mut self) -> Result<Record, LedgerError> {
         self.updated_at = Utc::now();
         self.evict();

@@ -1,9 +1,18 @@
-//! What an index drops: changes older than the retention period, and, when the index would
-//! outgrow its record, the older items' values, then items, then per-tool digests.
+//! What an index moves out or drops: changes older than the retention period go; older
+//! changes are archived ([`super::archive`]) as an entry's history grows and when the index
+//! would outgrow its record; only an index still too large after archiving everything drops
+//! the older items' values, then items, then per-tool digests.
 
 use chrono::{DateTime, Utc};
 
+#[cfg(doc)]
+use super::{ARCHIVE_AT, ARCHIVE_KEEP};
 use super::{Entry, MAX_HISTORY, Step};
+
+/// How far entries archive their older items while the index is too large for its record,
+/// tried in order after the archiving every write does ([`ARCHIVE_AT`], [`ARCHIVE_KEEP`]):
+/// `(above, keep)`, an entry holding more than `above` items keeps its newest `keep`.
+pub(super) const ARCHIVE_UNDER_PRESSURE: [(usize, usize); 3] = [(25, 25), (10, 10), (0, 0)];
 
 /// How much an index keeps of each entry: history items, how many of the newest items keep
 /// their values ([`HistoryItem::values`]), and whether the per-tool digests stay.
@@ -60,9 +69,12 @@ pub(super) const FALLBACKS: [Keep; 8] = [
     },
 ];
 impl Entry {
-    /// Drops the history items and steps observed before `cutoff` (the retention period); a
-    /// step dropped leaves a mark that nothing before it can be rebuilt.
+    /// Drops the history items, archived pages and steps observed before `cutoff` (the
+    /// retention period; a page goes when its newest item is older); a step dropped leaves a
+    /// mark that nothing before it can be rebuilt.
     pub(super) fn retain_since(&mut self, cutoff: DateTime<Utc>) {
+        let old = self.archived.iter().take_while(|a| a.to < cutoff).count();
+        self.archived.drain(..old);
         let old = self
             .history
             .iter()
@@ -77,12 +89,14 @@ impl Entry {
         }
     }
 
-    /// Drops the oldest `count` history items; the chain's base moves to the last one dropped.
+    /// Drops the oldest `count` history items; the chain's base moves to the last one dropped,
+    /// and the archived pages, older still, go with them.
     pub(super) fn drop_oldest(&mut self, count: usize) {
         if let Some(last) = self.history.drain(..count).next_back()
             && let (Some(seq), Some(link)) = (last.seq, last.link)
         {
             self.history_base = Some(crate::chain::Link { seq, link });
+            self.archived.clear();
         }
     }
 

@@ -77,10 +77,9 @@ pub(super) async fn finish<S: Storage>(
     // The index is sealed now (after eviction, so the sealed record is the one written) so the
     // summary row can carry its chain head; it is written last.
     ledger.evict();
-    // The values the run's changes refer to go first, in as few records as fit: the index
-    // names the packs that hold them.
-    ledger.store_values(storage).await?;
-    let index = ledger.sealed_record()?;
+    // The values the run's changes refer to go first, in as few records as fit (with the
+    // pages of history the index archives): the index names the packs that hold them.
+    let index = ledger.seal_for_write(storage).await?;
     summary.chain = crate::chain::anchor(ledger);
     summary.notifications = planned_notifications(input, &change_rows);
     items.push(Item::of(&summary)?);

@@ -131,10 +131,10 @@ impl<S: Storage> LedgerReader<S> {
     ) -> Result<ChangesView, ServeError> {
         let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
-        let mut changes: Vec<ChangeView> = entry
-            .history
+        let mut changes: Vec<ChangeView> = self
+            .history(entry, since)
+            .await?
             .iter()
-            .filter(|item| since.is_none_or(|since| item.observed_at >= since))
             .map(change_view)
             .collect();
         let values = changes.iter_mut().map(|c| &mut c.values).collect();
@@ -255,18 +255,16 @@ impl<S: Storage> LedgerReader<S> {
     }
 
     async fn fleet_changes_named(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
-        let mut changes: Vec<FleetChange> = self
-            .ledgers(ledger_name)
-            .await?
-            .iter()
-            .flat_map(|ledger| ledger.servers.values())
-            .flat_map(|entry| {
-                entry.history.iter().map(|item| FleetChange {
+        let mut changes = Vec::new();
+        for ledger in self.ledgers(ledger_name).await? {
+            for entry in ledger.servers.values() {
+                let history = self.history(entry, None).await?;
+                changes.extend(history.iter().map(|item| FleetChange {
                     server_url: entry.server_url.clone(),
                     change: change_view(item),
-                })
-            })
-            .collect();
+                }));
+            }
+        }
         changes.sort_by(|a, b| {
             b.change
                 .observed_at
@@ -337,7 +335,12 @@ impl<S: Storage> LedgerReader<S> {
             .as_ref()
             .map(|surface| surface.tools.iter().map(|tool| tool.raw.clone()).collect())
             .unwrap_or_default();
-        let mut history: Vec<ChangeView> = entry.history.iter().map(change_view).collect();
+        let mut history: Vec<ChangeView> = self
+            .history(entry, None)
+            .await?
+            .iter()
+            .map(change_view)
+            .collect();
         let values = history.iter_mut().map(|c| &mut c.values).collect();
         super::kept::whole(&self.storage, values).await;
         let mut server = server_view(entry, risk);
@@ -349,6 +352,26 @@ impl<S: Storage> LedgerReader<S> {
             instructions: surface.and_then(|surface| surface.identity.instructions),
             raw_tools,
         })
+    }
+
+    /// The remembered changes of `entry` at or after `since`, oldest first: its archived pages
+    /// read from the store (each checked against its digest and chain) and the index's items.
+    /// A page that is gone or not the one the ledger names makes the answer
+    /// `ledger_unreadable`: a history with a hole is not shown as if whole.
+    async fn history(
+        &self,
+        entry: &Entry,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<Vec<ledger::HistoryItem>, ServeError> {
+        let mut packs = ledger::PackReader::default();
+        ledger::history_since(&self.storage, entry, since, &mut packs)
+            .await
+            .map_err(|e| {
+                ServeError::LedgerUnreadable(format!(
+                    "the archived history of {}: {e}",
+                    entry.server_url
+                ))
+            })
     }
 
     /// The ledgers `ledger_name` stands for: its index, and for a watch that has (or had)
