@@ -8,10 +8,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use chrono::{TimeZone, Utc};
+use mcp_surface_ledger::chain::Link;
 use mcp_surface_ledger::diff::{AuthState, ChangeClass, Severity};
 use mcp_surface_ledger::input::MAX_SERVERS;
 use mcp_surface_ledger::ledger::{
-    ChangeValues, Entry, HistoryItem, KeptValue, Ledger, MAX_KEPT_VALUE_BYTES,
+    Archived, ChangeValues, Entry, HistoryItem, KeptValue, Ledger, MAX_KEPT_VALUE_BYTES, ValueRef,
 };
 use mcp_surface_ledger::platform::MAX_RECORD_BYTES;
 use mcp_surface_ledger::surface::ServerIdentity;
@@ -81,6 +82,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> 
                 .collect()
         }),
         repeated_keys: None,
+        archived: Vec::new(),
         history: (0..history)
             .map(|h| HistoryItem {
                 observed_at: at,
@@ -141,8 +143,9 @@ fn one_shard_of_servers_fits_one_ledger_record() {
             );
         }
     }
-    // The index shortens every entry's history (50, 25, 10, 0) until it fits. A full shard
-    // keeps 25 changes per server with one view, and 10 with both views of every server.
+    // The index archives every entry's older history (beyond 50, 25, 10, 0) until it fits. A
+    // full shard keeps 25 changes per server in the index with one view, and 10 with both
+    // views of every server.
     assert!(index_bytes(MAX_SERVERS, &[""], 25) <= MAX_RECORD_BYTES);
     assert!(index_bytes(MAX_SERVERS, &both, 10) <= MAX_RECORD_BYTES);
     // Twice as many servers would not fit with both views even at 10: the limit is not loose.
@@ -209,4 +212,72 @@ fn kept_values_fit_before_history_is_shortened() {
     assert!(index_bytes_with(MAX_SERVERS, &both, 10, 0, worst(0)) <= MAX_RECORD_BYTES);
     // Common values (120 bytes a side) on the newest 5 of 25 items fit a full shard.
     assert!(index_bytes_with(MAX_SERVERS, &[""], 25, 0, typical(5)) <= MAX_RECORD_BYTES);
+}
+
+/// `count` archived page references as a run writes them (`docs/history.md`): links, times,
+/// the page's digest and pack, and two packs its items name.
+fn pages(count: usize) -> Vec<Archived> {
+    let at = Utc.timestamp_opt(1_790_000_000, 0).unwrap();
+    let link = |seq: u64| Link {
+        seq,
+        link: format!("{seq:032x}"),
+    };
+    let pack = |n: usize| format!("surface-values-{n:040x}");
+    (0..count)
+        .map(|p| Archived {
+            base: link(p as u64 * 75),
+            last: link((p as u64 + 1) * 75),
+            from: at,
+            to: at,
+            count: 75,
+            page: ValueRef {
+                sha256: "ef".repeat(32),
+                pack: Some(pack(p)),
+            },
+            packs: vec![pack(p), pack(p + 1)],
+        })
+        .collect()
+}
+
+/// The archived pages of a server's older changes (about 470 bytes a page reference of 50 to
+/// 100 changes) come on top of the history the index keeps. A full shard with one view keeps
+/// half a year of a busy server's pages (6 pages of the 480 changes a year of weekly releases
+/// brings in `tests/ledger_cost.rs`) next to 10 items; beyond that the index merges each
+/// server's pages (`docs/history.md`), and a full shard with both views of every server fits
+/// with one page each.
+#[test]
+fn archived_pages_of_a_year_fit_a_full_shard() {
+    let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
+    let size = |views: &[&str], history: usize, count: usize| {
+        let mut ledger = Ledger::empty("capacity");
+        for i in 0..MAX_SERVERS {
+            for view in views {
+                let mut entry = entry(i, view, history, 0, NO_VALUES);
+                entry.archived = pages(count);
+                ledger.servers.insert(entry.server_url.clone(), entry);
+            }
+        }
+        mcp_surface_ledger::chain::seal(&mut ledger);
+        ledger.to_record().bytes.len()
+    };
+    let both = ["", "#authenticated"];
+    for count in [6, 12, 24] {
+        println!(
+            "{MAX_SERVERS} servers, history 10, {count:>2} pages: {:>6.2} MiB (one view), {:>6.2} MiB (both views)",
+            mib(size(&[""], 10, count)),
+            mib(size(&both, 10, count))
+        );
+    }
+    for history in [10, 0] {
+        println!(
+            "{MAX_SERVERS} servers, history {history:>2},  1 page:  {:>6.2} MiB (both views)",
+            mib(size(&both, history, 1))
+        );
+    }
+    assert!(size(&[""], 10, 6) <= MAX_RECORD_BYTES);
+    assert!(size(&both, 0, 1) <= MAX_RECORD_BYTES);
+    assert!(
+        size(&[""], 10, 12) > MAX_RECORD_BYTES,
+        "the limit is not loose"
+    );
 }

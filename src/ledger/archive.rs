@@ -128,6 +128,73 @@ impl Entry {
     }
 }
 
+/// The most bytes of items a page merged under pressure holds ([`merge_pages`]): well within
+/// a value pack's [`super::values::PACK_VALUE_BYTES`].
+pub const MERGED_PAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Merges runs of consecutive archived pages of `entry` into single pages of at most
+/// [`MERGED_PAGE_BYTES`] each (the merged pages' texts go to `pending`): what an index too
+/// large for its record does after archiving every item, before it drops anything. Each page
+/// is read and checked first; a page that cannot be read leaves the entry as it is. Returns
+/// whether any pages were merged.
+pub(super) async fn merge_pages(
+    storage: &impl Storage,
+    entry: &mut Entry,
+    packs: &mut PackReader,
+    pending: &mut Pending,
+) -> Result<bool, ValueError> {
+    if entry.archived.len() < 2 {
+        return Ok(false);
+    }
+    let mut read = Vec::with_capacity(entry.archived.len());
+    for archived in &entry.archived {
+        let items = read_page(storage, entry, archived, packs).await?;
+        let bytes = packs.text_len(archived.page.pack.as_deref(), &archived.page.sha256);
+        read.push((archived.clone(), items, bytes));
+    }
+    let mut merged: Vec<Archived> = Vec::new();
+    let mut group: Vec<(Archived, Vec<HistoryItem>)> = Vec::new();
+    let mut group_bytes = 0;
+    let mut changed = false;
+    for (archived, items, bytes) in read {
+        if !group.is_empty() && group_bytes + bytes > MERGED_PAGE_BYTES {
+            changed |= group.len() > 1;
+            merged.push(merge_group(std::mem::take(&mut group), pending));
+            group_bytes = 0;
+        }
+        group_bytes += bytes;
+        group.push((archived, items));
+    }
+    changed |= group.len() > 1;
+    merged.push(merge_group(group, pending));
+    if changed {
+        entry.archived = merged;
+    }
+    Ok(changed)
+}
+
+/// One page of the items of `group`'s consecutive pages (the page itself when alone).
+fn merge_group(group: Vec<(Archived, Vec<HistoryItem>)>, pending: &mut Pending) -> Archived {
+    if let [(only, _)] = group.as_slice() {
+        return only.clone();
+    }
+    let (first, last) = (&group[0].0, &group[group.len() - 1].0);
+    let (base, last_link, from, to) = (first.base.clone(), last.last.clone(), first.from, last.to);
+    let items: Vec<HistoryItem> = group.into_iter().flat_map(|(_, items)| items).collect();
+    let page = serde_json::to_value(&items).unwrap_or(Value::Null);
+    let (sha256, text) = past::keyed(&page);
+    pending.add(std::collections::BTreeMap::from([(sha256.clone(), text)]));
+    Archived {
+        base,
+        last: last_link,
+        from,
+        to,
+        count: items.len(),
+        page: ValueRef { sha256, pack: None },
+        packs: packs_named(&items).into_iter().collect(),
+    }
+}
+
 /// The value packs `items` name.
 pub(super) fn packs_named(items: &[HistoryItem]) -> BTreeSet<String> {
     items
@@ -352,6 +419,32 @@ mod tests {
         assert_eq!(
             seqs(&whole(&storage, &ledger).await),
             (1..=60).collect::<Vec<_>>()
+        );
+        crate::chain::check_index(&index_value(&ledger)).unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_index_too_large_with_every_item_archived_merges_its_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = LocalStorage::open(dir.path()).unwrap();
+        let mut ledger = ledger_of(&storage, 330, 30, usize::MAX).await;
+        crate::chain::open(&mut ledger, None, &[]);
+        ledger.archive_beyond(0, 0, false);
+        let all_archived = ledger.seal_within(&storage, usize::MAX).await.unwrap();
+        let pages = ledger.servers[URL].archived.len();
+        assert!(pages >= 4, "{pages}");
+        // Room for one page reference, not for all of them.
+        let limit = all_archived.bytes.len() - 600;
+        let record = ledger.seal_within(&storage, limit).await.unwrap();
+        assert!(record.bytes.len() <= limit);
+        ledger.write(&storage, record).await.unwrap();
+        let ledger = Ledger::load(&storage, "DEFAULT").await.unwrap();
+        let entry = &ledger.servers[URL];
+        assert_eq!(entry.archived.len(), 1);
+        assert!(entry.history.is_empty());
+        assert_eq!(
+            seqs(&whole(&storage, &ledger).await),
+            (1..=330).collect::<Vec<_>>()
         );
         crate::chain::check_index(&index_value(&ledger)).unwrap();
     }

@@ -565,8 +565,8 @@ impl Ledger {
     /// The index record of the next write, its chain sealed ([`crate::chain::seal`]), after
     /// the run's values are stored ([`Ledger::store_values`]): entries that hold more than
     /// [`ARCHIVE_AT`] items archive their older ones ([`archive`]), and an index still too
-    /// large for its record archives more (25 items kept, then 10, then none) before it
-    /// drops anything ([`Ledger::sealed_record`]'s fallbacks). A run takes the record before its summary
+    /// large for its record archives more (25 items kept, then 10, then none), then merges
+    /// each entry's pages, before it drops anything ([`Ledger::sealed_record`]'s fallbacks). A run takes the record before its summary
     /// row, which carries the head, and writes it last.
     pub async fn seal_for_write(&mut self, storage: &impl Storage) -> Result<Record, LedgerError> {
         self.seal_within(storage, MAX_RECORD_BYTES).await
@@ -598,7 +598,34 @@ impl Ledger {
         if record.bytes.len() <= limit {
             return Ok(record);
         }
+        if self.merge_pages(storage).await? {
+            crate::chain::seal(self);
+            record = self.to_record();
+            if record.bytes.len() <= limit {
+                return Ok(record);
+            }
+        }
         self.record_within(limit)
+    }
+
+    /// Merges every entry's archived pages ([`archive::merge_pages`]) and stores the merged
+    /// pages; returns whether any were merged. An entry whose pages cannot be read keeps them.
+    async fn merge_pages(&mut self, storage: &impl Storage) -> Result<bool, LedgerError> {
+        let mut packs = PackReader::default();
+        let pending = &mut self.pending;
+        let mut merged = false;
+        for entry in self.servers.values_mut() {
+            match archive::merge_pages(storage, entry, &mut packs, pending).await {
+                Ok(done) => merged |= done,
+                Err(error) => {
+                    tracing::warn!(server = entry.server_url, %error, "archived pages not merged")
+                }
+            }
+        }
+        if merged {
+            self.store_values(storage).await?;
+        }
+        Ok(merged)
     }
 
     /// Archives the oldest items of every entry holding more than `above`, down to `keep`

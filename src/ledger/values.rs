@@ -156,6 +156,13 @@ impl PackReader {
             .ok_or_else(|| ValueError::PackGone(key.to_string()))
     }
 
+    /// The length of the text of value `sha256` in pack `key`, when that pack was read.
+    pub fn text_len(&self, key: Option<&str>, sha256: &str) -> usize {
+        key.and_then(|key| self.packs.get(key))
+            .and_then(|pack| pack.values.get(sha256))
+            .map_or(0, String::len)
+    }
+
     /// The value `sha256` kept in pack `key` (`None`: never stored), checked against its digest.
     pub async fn value(
         &mut self,
