@@ -6,8 +6,9 @@
 //! those items, stored by digest in the run's value pack ([`super::values`]) like any other
 //! kept value. The entry keeps, per page, an [`Archived`] reference: the page's digest and
 //! pack, the chain links it runs between, its time span and the value packs its items name.
-//! An index that would outgrow its record archives more (25 items kept, then 10, then none)
-//! before anything is dropped ([`super::Ledger::seal_for_write`]).
+//! An index that would outgrow its record archives more (25 items kept, then 10, then none),
+//! then merges each server's pages ([`merge_pages`]), before anything is dropped
+//! ([`super::Ledger::seal_for_write`]).
 //!
 //! Pages are bound to the chain three ways: the index head covers every reference (digest and
 //! links); the references of an entry must join up, each page starting at the link the one
@@ -111,9 +112,7 @@ impl Entry {
         });
         true
     }
-}
 
-impl Entry {
     /// Keeps the newest archived pages that join up (each beginning where the one before it
     /// ends) and drops older ones; returns the link the kept pages end at, `None` without
     /// pages. A chain started again ([`crate::chain::moved::relink`]) continues from there.

@@ -4,7 +4,8 @@
 //! record:
 //!
 //! - one small **index** record per `ledger_name` ([`Ledger`]): per server its identity, auth
-//!   state, digest, protocol era, timestamps, the last 50 changes, and the key of its surface;
+//!   state, digest, protocol era, timestamps, its newest changes (older ones in archived pages,
+//!   [`archive`]), the steps back to earlier surfaces ([`past`]), and the key of its surface;
 //! - content-addressed **surface** records ([`StoredSurface`]) holding the full tool definitions
 //!   a later diff needs to show `old_value`. Their key is derived from their content, so writing
 //!   one twice is harmless and a record is never modified once written.

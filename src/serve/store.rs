@@ -132,7 +132,7 @@ impl<S: Storage> LedgerReader<S> {
         let ledger = self.ledger_of(ledger_name, server_url).await?;
         let entry = find_entry(&ledger, server_url)?;
         let mut changes: Vec<ChangeView> = self
-            .history(entry, since)
+            .history(entry, since, &mut ledger::PackReader::default())
             .await?
             .iter()
             .map(change_view)
@@ -256,9 +256,11 @@ impl<S: Storage> LedgerReader<S> {
 
     async fn fleet_changes_named(&self, ledger_name: &str) -> Result<Vec<FleetChange>, ServeError> {
         let mut changes = Vec::new();
+        // One reader for the fleet: the pages of many servers share a run's pack.
+        let mut packs = ledger::PackReader::default();
         for ledger in self.ledgers(ledger_name).await? {
             for entry in ledger.servers.values() {
-                let history = self.history(entry, None).await?;
+                let history = self.history(entry, None, &mut packs).await?;
                 changes.extend(history.iter().map(|item| FleetChange {
                     server_url: entry.server_url.clone(),
                     change: change_view(item),
@@ -336,7 +338,7 @@ impl<S: Storage> LedgerReader<S> {
             .map(|surface| surface.tools.iter().map(|tool| tool.raw.clone()).collect())
             .unwrap_or_default();
         let mut history: Vec<ChangeView> = self
-            .history(entry, None)
+            .history(entry, None, &mut ledger::PackReader::default())
             .await?
             .iter()
             .map(change_view)
@@ -362,9 +364,9 @@ impl<S: Storage> LedgerReader<S> {
         &self,
         entry: &Entry,
         since: Option<DateTime<Utc>>,
+        packs: &mut ledger::PackReader,
     ) -> Result<Vec<ledger::HistoryItem>, ServeError> {
-        let mut packs = ledger::PackReader::default();
-        ledger::history_since(&self.storage, entry, since, &mut packs)
+        ledger::history_since(&self.storage, entry, since, packs)
             .await
             .map_err(|e| {
                 ServeError::LedgerUnreadable(format!(
