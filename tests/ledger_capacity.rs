@@ -81,6 +81,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> 
                 .collect()
         }),
         repeated_keys: None,
+        raw_digest: None,
         history: (0..history)
             .map(|h| HistoryItem {
                 observed_at: at,

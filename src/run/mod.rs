@@ -16,6 +16,7 @@ mod fleet;
 mod outcome;
 mod probe;
 mod record;
+mod unchanged;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -112,6 +113,11 @@ pub struct RunOutcome {
     pub gate_tripped: bool,
     /// A sharded watch only: shards whose run failed (the others' rows were still written).
     pub failed_shards: usize,
+    /// Servers whose answers were byte-identical to what their ledger entry recorded, so
+    /// their surface was not built, canonicalized or assessed again (`run::unchanged`); for
+    /// tests and benchmarks, never in a row. A sharded watch says 0 (each shard run counts
+    /// its own).
+    pub surfaces_reused: usize,
 }
 
 impl RunOutcome {
@@ -492,6 +498,7 @@ mod tests {
             summary,
             gate_tripped,
             failed_shards,
+            surfaces_reused: 0,
         }
     }
 

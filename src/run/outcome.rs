@@ -26,6 +26,8 @@ pub(super) enum Probed {
     Crashed(String),
     /// The server answered, but its tool list cannot be used.
     Unusable(String),
+    /// The server answered byte for byte as the ledger last recorded: no surface was built.
+    Unchanged(Box<super::unchanged::Unchanged>),
 }
 
 /// A read surface with everything that does not depend on the ledger already computed, in the
@@ -56,6 +58,8 @@ pub(super) struct Known {
     pub(super) surface_key: Option<String>,
     /// Insight an earlier run computed for that surface key.
     pub(super) insight: Option<Arc<ToolSummaries>>,
+    /// What an unchanged read may reuse, when the entry holds a raw-answer digest.
+    pub(super) baseline: Option<super::unchanged::Baseline>,
 }
 
 /// Insight an earlier run computed, with the surface key it belongs to.
@@ -162,6 +166,9 @@ pub(super) struct ServerResult {
     pub(super) insight: Option<CachedInsight>,
     /// The row's per-tool summaries, filled in when the row is serialized.
     pub(super) tools: Option<RowTools>,
+    /// The server's answers were byte-identical to the ledger's, so its surface work was
+    /// skipped (`run::unchanged`).
+    pub(super) bytes_unchanged: bool,
 }
 
 pub(super) fn base_row(now: DateTime<Utc>) -> ServerRow {
@@ -192,5 +199,6 @@ pub(super) fn unavailable_result(row: ServerRow) -> ServerResult {
         surface_write: None,
         insight: None,
         tools: None,
+        bytes_unchanged: false,
     }
 }

@@ -11,12 +11,13 @@ use super::outcome::{
 };
 use crate::diff::{self, AuthState, Change, ChangeClass};
 use crate::input::Input;
-use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
+use crate::ledger::{Entry, Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
 use crate::mcp::{AuthFindings, Observation, ProbeFailure};
 use crate::platform::{MAX_RECORD_BYTES, Storage};
 use crate::reason::ReasonCode;
-use crate::report::{LedgerStatus, ServerRow, assumed_server_risk};
-use crate::surface::Surface;
+use crate::report::{LedgerStatus, ServerRow, ToolSummaries, assumed_server_risk};
+use crate::risk::IdentitySignal;
+use crate::surface::{InvalidTool, ServerIdentity, Surface};
 use crate::targets::Listing;
 
 /// Turns one probe outcome into rows and a ledger update.
@@ -45,6 +46,24 @@ pub(super) async fn record_outcome<S: Storage>(
         Probed::Read(observation) => {
             let view = View { key: &key, row };
             return record_readable(ctx, payer, view, *observation).await;
+        }
+        Probed::Unchanged(read) => {
+            let view = View { key: &key, row };
+            return match super::unchanged::record(ctx, payer, view, *read).await? {
+                Ok(result) => Ok(result),
+                // Something to report after all: build the surface, take the full path.
+                Err((view, read)) => {
+                    let (observation, known) = read.into_full();
+                    match Prepared::of(observation, known) {
+                        Ok(prepared) => record_readable(ctx, payer, view, prepared).await,
+                        Err(problem) => Ok(unavailable_result(ServerRow {
+                            reason_code: Some(ReasonCode::ToolsListFailed),
+                            error: Some(problem),
+                            ..view.row
+                        })),
+                    }
+                }
+            };
         }
         Probed::Failed(failure)
             if outcome.target.credential.is_some() && failure.error.auth_refusal().is_some() =>
@@ -102,6 +121,7 @@ pub(super) fn landed_without_credential(outcome: &Outcome) -> Option<Url> {
     let credential = outcome.target.credential.as_ref()?;
     let landed = match &outcome.probed {
         Probed::Read(prepared) => &prepared.observation.final_url,
+        Probed::Unchanged(read) => &read.observation.final_url,
         Probed::Failed(failure) if failure.error.auth_refusal().is_some() => {
             failure.final_url.as_ref()?
         }
@@ -143,8 +163,6 @@ pub(super) async fn record_readable<S: Storage>(
     let View { key, mut row } = view;
     let anonymous = row.listing != Some(Listing::Authenticated);
     let summaries = prepared.row_summaries();
-    let assumed_risk = assumed_server_risk(&summaries);
-    let (_, risk, capabilities) = summaries;
     let Prepared {
         observation,
         surface,
@@ -168,11 +186,7 @@ pub(super) async fn record_readable<S: Storage>(
             &why,
         ));
     }
-    let auth = AuthState {
-        auth_required: false,
-        anonymous_listing_allowed: true,
-        ..AuthState::default()
-    };
+    let auth = readable_auth();
     let mut identity_signal = None;
     let mut lost_baseline = None;
     let mut tampered: Option<String> = None;
@@ -322,52 +336,117 @@ pub(super) async fn record_readable<S: Storage>(
             },
             &changes,
         );
+        if let Some(entry) = ledger.servers.get_mut(key) {
+            // The next run may skip the surface work when the answers come back byte for
+            // byte; not for a surface with invalid tools, which its row lists and the entry
+            // does not keep.
+            entry.raw_digest = observation
+                .raw_digest
+                .clone()
+                .filter(|_| surface.invalid_tools.is_empty());
+        }
     }
-    let entry = ledger.entry(key);
-    Ok(ServerResult {
-        row: ServerRow {
-            final_url: Some(observation.final_url.to_string()),
-            ok: true,
-            reason_code: Some(match tampered {
-                Some(_) => ReasonCode::BaselineTampered,
-                None => ReasonCode::Ok,
-            }),
-            http_status: Some(observation.http_status),
-            transport: Some(observation.transport.clone()),
-            protocol_version: Some(observation.protocol_version.clone()),
-            protocol_era: Some(era_name(observation.era).to_string()),
-            server_name: surface.identity.name.clone(),
-            server_version: surface.identity.version.clone(),
-            // An authenticated read says nothing about what an anonymous caller may do.
-            anonymous_listing_allowed: anonymous.then_some(true),
-            auth_required: anonymous.then_some(false),
-            tools_total: Some(surface.tools.len()),
-            invalid_tools_total: Some(surface.invalid_tools.len()),
-            invalid_tools: surface.invalid_tools.clone(),
-            resources_total: observation.resources_total,
-            prompts_total: observation.prompts_total,
-            digest_changed: row
-                .previous_tool_digest
-                .as_deref()
-                .is_some_and(|p| p != digest),
-            tool_digest: Some(digest),
-            risk: Some(risk),
-            assumed_risk: Some(assumed_risk),
-            capabilities,
-            identity_signal,
-            tools_truncated: observation.tools_truncated,
-            ledger_status: Some(status),
-            change_count: change_rows.len(),
-            first_seen: entry.map(|e| e.first_seen),
-            last_changed: entry.and_then(|e| e.last_changed),
-            bytes_read: observation.bytes_read,
-            ..row
+    let facts = ReadFacts {
+        identity: &surface.identity,
+        tools_total: surface.tools.len(),
+        invalid_tools: surface.invalid_tools.clone(),
+        digest,
+        summaries,
+        identity_signal,
+        status,
+        change_count: change_rows.len(),
+        reason_code: match tampered {
+            Some(_) => ReasonCode::BaselineTampered,
+            None => ReasonCode::Ok,
         },
+        anonymous,
+    };
+    let row = readable_row(row, &observation, facts, ledger.entry(key));
+    Ok(ServerResult {
+        row,
         changes: change_rows,
         surface_write,
         insight,
         tools: Some(row_tools),
+        bytes_unchanged: false,
     })
+}
+
+/// The auth state of a server that was read: listing needed no authentication.
+pub(super) fn readable_auth() -> AuthState {
+    AuthState {
+        auth_required: false,
+        anonymous_listing_allowed: true,
+        ..AuthState::default()
+    }
+}
+
+/// What the row of a read server says beyond its probe's observation.
+pub(super) struct ReadFacts<'a> {
+    pub(super) identity: &'a ServerIdentity,
+    /// Usable tools in the surface.
+    pub(super) tools_total: usize,
+    pub(super) invalid_tools: Vec<InvalidTool>,
+    /// The surface's tool digest.
+    pub(super) digest: String,
+    /// The insight with this answer's duplicate-key findings.
+    pub(super) summaries: ToolSummaries,
+    pub(super) identity_signal: Option<IdentitySignal>,
+    pub(super) status: LedgerStatus,
+    /// Change rows written for this server.
+    pub(super) change_count: usize,
+    pub(super) reason_code: ReasonCode,
+    /// The anonymous view (an authenticated read says nothing about anonymous callers).
+    pub(super) anonymous: bool,
+}
+
+/// The row of a read server, the same whether its surface was built or its answers were
+/// byte-identical to the ledger's (`run::unchanged`); `entry` is its ledger entry after the
+/// update.
+pub(super) fn readable_row(
+    row: ServerRow,
+    observation: &Observation,
+    facts: ReadFacts<'_>,
+    entry: Option<&Entry>,
+) -> ServerRow {
+    let assumed_risk = assumed_server_risk(&facts.summaries);
+    let (_, risk, capabilities) = facts.summaries;
+    let anonymous = facts.anonymous;
+    ServerRow {
+        final_url: Some(observation.final_url.to_string()),
+        ok: true,
+        reason_code: Some(facts.reason_code),
+        http_status: Some(observation.http_status),
+        transport: Some(observation.transport.clone()),
+        protocol_version: Some(observation.protocol_version.clone()),
+        protocol_era: Some(era_name(observation.era).to_string()),
+        server_name: facts.identity.name.clone(),
+        server_version: facts.identity.version.clone(),
+        // An authenticated read says nothing about what an anonymous caller may do.
+        anonymous_listing_allowed: anonymous.then_some(true),
+        auth_required: anonymous.then_some(false),
+        tools_total: Some(facts.tools_total),
+        invalid_tools_total: Some(facts.invalid_tools.len()),
+        invalid_tools: facts.invalid_tools,
+        resources_total: observation.resources_total,
+        prompts_total: observation.prompts_total,
+        digest_changed: row
+            .previous_tool_digest
+            .as_deref()
+            .is_some_and(|p| p != facts.digest),
+        tool_digest: Some(facts.digest),
+        risk: Some(risk),
+        assumed_risk: Some(assumed_risk),
+        capabilities,
+        identity_signal: facts.identity_signal,
+        tools_truncated: observation.tools_truncated,
+        ledger_status: Some(facts.status),
+        change_count: facts.change_count,
+        first_seen: entry.map(|e| e.first_seen),
+        last_changed: entry.and_then(|e| e.last_changed),
+        bytes_read: observation.bytes_read,
+        ..row
+    }
 }
 
 /// The row of a surface that was read but cannot be recorded (too large to keep, or its stored
@@ -447,6 +526,7 @@ pub(super) async fn record_auth_required<S: Storage>(
         surface_write: None,
         insight: None,
         tools: None,
+        bytes_unchanged: false,
     }
 }
 
