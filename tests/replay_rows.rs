@@ -91,26 +91,12 @@ fn declared_releases() -> Vec<(String, Release)> {
     names.sort();
     names
         .iter()
-        .map(|path| (file_stem(path), release_of(path)))
+        .map(|path| (file_stem(path), Release::from_file(path)))
         .collect()
 }
 
 fn file_stem(path: &Path) -> String {
     path.file_stem().unwrap().to_string_lossy().into_owned()
-}
-
-fn release_of(path: &Path) -> Release {
-    let value: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let list = |key: &str| value.get(key).and_then(Value::as_array).cloned();
-    Release {
-        server_info: value["server_info"].clone(),
-        instructions: value["instructions"].as_str().map(str::to_string),
-        tools: list("tools").unwrap_or_default(),
-        prompts: list("prompts"),
-        resources: list("resources"),
-        templates: list("resource_templates").unwrap_or_default(),
-        page_size: value["page_size"].as_u64().unwrap_or(2) as usize,
-    }
 }
 
 /// Every change class, so every change the engine finds becomes a row.

@@ -75,6 +75,9 @@ pub struct RunOptions {
     pub allow_private_targets: bool,
     /// Test and diagnosis aid: speak only this protocol era.
     pub force_era: Option<Era>,
+    /// Test and diagnosis aid: build, canonicalize and assess every surface, even when its
+    /// answers are byte-identical to what the ledger recorded (no `run::unchanged` fast path).
+    pub always_build_surfaces: bool,
     /// Test aid: resolve names through this lookup instead of the system resolver.
     pub lookup: Option<Arc<dyn Lookup>>,
     /// The key that decrypts secret input fields (Apify platform runs).

@@ -43,7 +43,9 @@ pub(super) fn probe_jobs<S: Storage>(ctx: &RunContext<'_, S>, targets: Vec<Targe
             let surface_key = entry.and_then(|e| e.surface_key.clone());
             let insight = surface_key.as_deref().and_then(|key| insight.get(key));
             let known = Known {
-                baseline: entry.and_then(|e| Baseline::of(e, insight.as_ref())),
+                baseline: entry
+                    .filter(|_| !options.always_build_surfaces)
+                    .and_then(|e| Baseline::of(e, insight.as_ref())),
                 insight,
                 surface_key,
             };

@@ -10,7 +10,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use axum::Router;
@@ -51,6 +51,22 @@ pub struct Release {
 }
 
 impl Release {
+    /// A release written as JSON: `server_info`, `instructions`, `page_size`, `tools`, and
+    /// (each declared when present) `prompts`, `resources`, `resource_templates`.
+    pub fn from_file(path: &std::path::Path) -> Release {
+        let value: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let list = |key: &str| value.get(key).and_then(Value::as_array).cloned();
+        Release {
+            server_info: value["server_info"].clone(),
+            instructions: value["instructions"].as_str().map(str::to_string),
+            tools: list("tools").unwrap_or_default(),
+            prompts: list("prompts"),
+            resources: list("resources"),
+            templates: list("resource_templates").unwrap_or_default(),
+            page_size: value["page_size"].as_u64().unwrap_or(2) as usize,
+        }
+    }
+
     /// The answers this release serves, deterministic for the same release.
     pub fn answers(&self) -> Answers {
         let mut capabilities = json!({"tools": {}});
@@ -118,6 +134,7 @@ fn paged(key: &str, items: &[Value], page_size: usize) -> Vec<String> {
 struct Shared {
     answers: RwLock<Answers>,
     requests: AtomicUsize,
+    unauthorized: AtomicBool,
 }
 
 /// A running paged server.
@@ -133,6 +150,7 @@ impl PagedMcp {
         let shared = Arc::new(Shared {
             answers: RwLock::new(answers),
             requests: AtomicUsize::new(0),
+            unauthorized: AtomicBool::new(false),
         });
         let router = Router::new()
             .route("/mcp", post(answer))
@@ -154,6 +172,11 @@ impl PagedMcp {
         self.shared.answers.read().unwrap().clone()
     }
 
+    /// Answers every request with 401 and a bearer challenge while `on`.
+    pub fn set_unauthorized(&self, on: bool) {
+        self.shared.unauthorized.store(on, Ordering::SeqCst);
+    }
+
     /// Requests received so far.
     pub fn requests(&self) -> usize {
         self.shared.requests.load(Ordering::SeqCst)
@@ -167,6 +190,13 @@ fn envelope(id: &Value, member: &str, text: &str) -> Response {
 
 async fn answer(State(shared): State<Arc<Shared>>, body: String) -> Response {
     shared.requests.fetch_add(1, Ordering::SeqCst);
+    if shared.unauthorized.load(Ordering::SeqCst) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+        )
+            .into_response();
+    }
     let request: Value = serde_json::from_str(&body).unwrap_or_default();
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let Some(method) = request.get("method").and_then(Value::as_str) else {
