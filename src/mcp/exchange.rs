@@ -65,7 +65,7 @@ pub struct Reply {
     /// one copy silently and clients disagree on which, so a repeated key can hide text. Only
     /// looked for in `tools/list` answers.
     pub repeated_keys: Vec<String>,
-    /// The digest of the exact bytes of the response's `result` ([`raw::result_digest`]); only
+    /// The digest of the exact bytes of the response's `result` ([`raw::answer_digest`]); only
     /// taken for list calls, and never for an answer read from a reconnected stream.
     pub result_digest: Option<Sha256Digest>,
 }
@@ -215,7 +215,7 @@ impl<'a> Wire<'a> {
             answer.repeated_keys = repeated_keys(&response);
         }
         if method.ends_with("/list") && !resumed {
-            answer.result_digest = result_digest(&response, &Value::from(id));
+            answer.result_digest = raw::answer_digest(&response, &Value::from(id));
         }
         Ok(answer)
     }
@@ -396,23 +396,6 @@ pub fn repeated_keys(response: &HttpResponse) -> Vec<String> {
             .collect()
     } else {
         duplicate_keys(&String::from_utf8_lossy(&response.body))
-    }
-}
-
-/// The digest of the exact `result` bytes of the answer to request `id`: the whole body, or
-/// the one event of an event stream that answers it (none when several do, since which one a
-/// parser keeps is not the digest's business).
-pub fn result_digest(response: &HttpResponse, id: &Value) -> Option<Sha256Digest> {
-    if response.content_type() != "text/event-stream" {
-        return raw::result_digest(&response.body, id);
-    }
-    let events = sse::decode(&response.body);
-    let mut answers = events
-        .iter()
-        .filter_map(|event| raw::result_digest(event.data.as_bytes(), id));
-    match (answers.next(), answers.next()) {
-        (Some(digest), None) => Some(digest),
-        _ => None,
     }
 }
 

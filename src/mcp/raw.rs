@@ -24,7 +24,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
-use crate::mcp::Era;
+use crate::mcp::{Era, sse};
+use crate::net::HttpResponse;
 use crate::surface::Sha256Digest;
 
 /// Names the layout of the digested bytes; changing the layout changes it, so digests of an
@@ -50,6 +51,23 @@ pub fn result_digest(text: &[u8], id: &Value) -> Option<Sha256Digest> {
     envelope
         .result
         .map(|result| Sha256Digest::of(result.get().as_bytes()))
+}
+
+/// The digest of the exact `result` bytes of the answer to request `id` in an HTTP response:
+/// the whole body, or the one event of an event stream that answers it (none when several
+/// do: which one a parser keeps must not matter to the digest).
+pub fn answer_digest(response: &HttpResponse, id: &Value) -> Option<Sha256Digest> {
+    if response.content_type() != "text/event-stream" {
+        return result_digest(&response.body, id);
+    }
+    let events = sse::decode(&response.body);
+    let mut answers = events
+        .iter()
+        .filter_map(|event| result_digest(event.data.as_bytes(), id));
+    match (answers.next(), answers.next()) {
+        (Some(digest), None) => Some(digest),
+        _ => None,
+    }
 }
 
 /// What decides how the same answers become a surface, digested before them.
@@ -204,6 +222,54 @@ mod tests {
                 expected,
                 "{text}"
             );
+        }
+    }
+
+    fn response(content_type: &str, body: &str) -> HttpResponse {
+        let mut headers = reqwest::header::HeaderMap::new();
+        let value = reqwest::header::HeaderValue::from_str(content_type).unwrap();
+        headers.insert(reqwest::header::CONTENT_TYPE, value);
+        HttpResponse {
+            status: 200,
+            headers,
+            body: bytes::Bytes::from(body.to_string()),
+            final_url: url::Url::parse("http://127.0.0.1/mcp").unwrap(),
+        }
+    }
+
+    #[test]
+    fn answer_digest_takes_the_one_answer_of_a_body_or_stream() {
+        let result = Some(Sha256Digest::of(br#"{"tools":[]}"#));
+        let ours = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}"#;
+        let other = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[1]}}"#;
+        let cases = [
+            ("JSON body", response("application/json", ours), result),
+            (
+                "stream with a priming event and a notification",
+                response(
+                    "text/event-stream",
+                    &format!(
+                        "id: 1\ndata: \n\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"n\"}}\n\ndata: {ours}\n\n"
+                    ),
+                ),
+                result,
+            ),
+            (
+                "stream answering twice",
+                response(
+                    "text/event-stream",
+                    &format!("data: {ours}\n\ndata: {other}\n\n"),
+                ),
+                None,
+            ),
+            (
+                "batch",
+                response("application/json", &format!("[{ours}]")),
+                None,
+            ),
+        ];
+        for (what, response, expected) in cases {
+            assert_eq!(answer_digest(&response, &json!(7)), expected, "{what}");
         }
     }
 

@@ -261,7 +261,7 @@ async fn read_surface(
         let usable = handshake.era == Era::Modern
             && handshake.version == early.version
             && handshake.url == early.url;
-        (handshake, usable.then(|| (tools, early.raw)))
+        (handshake, usable.then_some((tools, early.raw)))
     } else {
         (handshake(client, wire, tally, url, options).await?, None)
     };
