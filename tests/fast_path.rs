@@ -246,3 +246,48 @@ async fn a_surface_with_invalid_tools_always_takes_the_full_path() {
         assert_eq!(rows[0]["invalid_tools_total"], 1, "{what}");
     }
 }
+
+/// A real peer, the official Python SDK on the classic era, answering as an event stream (or
+/// plain JSON): its unchanged answers take the fast path from the second read on, and a
+/// one-character edit of a tool on its second page is reported as the full path reports it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_peer_takes_the_fast_path_and_its_edits_do_not() {
+    use support::python::PythonMode;
+    use support::surface::{SurfaceFile, numbered_tools};
+    let surface = |description: &str| {
+        let mut tools = numbered_tools(5);
+        tools[3]["description"] = json!(description);
+        json!({
+            "name": "py-fast", "version": "1.0.0", "page_size": 2, "tools": tools,
+            "prompts": [{"name": "greet", "description": "Greets the user"}],
+            "resources": [{"uri": "file:///a.md", "name": "a.md", "mimeType": "text/markdown"}],
+        })
+    };
+    for json_response in [false, true] {
+        let file = SurfaceFile::new(&surface("Reads the fourth thing."));
+        let mode = PythonMode {
+            json_response,
+            stateless: false,
+        };
+        let Some(peer) = support::python::start(&file, mode) else {
+            return support::skip("fast path, Python peer", "Python peer not installed");
+        };
+        let pair = Pair::new(peer.url().as_str());
+        let what = if json_response {
+            "JSON"
+        } else {
+            "event stream"
+        };
+        assert_eq!(pair.run(what).await.0, 0, "{what}: first read");
+        assert_eq!(pair.run(what).await.0, 1, "{what}: unchanged");
+        file.write(&surface("Reads the fourth thinG."));
+        let (reused, rows) = pair.run(what).await;
+        assert_eq!(reused, 0, "{what}: edited");
+        assert!(
+            rows.iter()
+                .any(|r| r["change_class"] == "tool_description_changed"),
+            "{what}: {rows:#?}"
+        );
+        assert_eq!(pair.run(what).await.0, 1, "{what}: unchanged again");
+    }
+}

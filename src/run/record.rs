@@ -7,17 +7,17 @@ use super::RunContext;
 use super::RunError;
 use super::charge::{Payer, deferred_note};
 use super::outcome::{
-    Outcome, Prepared, Probed, RowTools, ServerResult, base_row, era_name, unavailable_result,
+    Outcome, Prepared, Probed, ReadFacts, RowTools, ServerResult, base_row, readable_auth,
+    readable_row, unavailable_result,
 };
 use crate::diff::{self, AuthState, Change, ChangeClass};
 use crate::input::Input;
-use crate::ledger::{Entry, Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
+use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
 use crate::mcp::{AuthFindings, Observation, ProbeFailure};
 use crate::platform::{MAX_RECORD_BYTES, Storage};
 use crate::reason::ReasonCode;
-use crate::report::{LedgerStatus, ServerRow, ToolSummaries, assumed_server_risk};
-use crate::risk::IdentitySignal;
-use crate::surface::{InvalidTool, ServerIdentity, Surface};
+use crate::report::{LedgerStatus, ServerRow};
+use crate::surface::Surface;
 use crate::targets::Listing;
 
 /// Turns one probe outcome into rows and a ledger update.
@@ -370,83 +370,6 @@ pub(super) async fn record_readable<S: Storage>(
         tools: Some(row_tools),
         bytes_unchanged: false,
     })
-}
-
-/// The auth state of a server that was read: listing needed no authentication.
-pub(super) fn readable_auth() -> AuthState {
-    AuthState {
-        auth_required: false,
-        anonymous_listing_allowed: true,
-        ..AuthState::default()
-    }
-}
-
-/// What the row of a read server says beyond its probe's observation.
-pub(super) struct ReadFacts<'a> {
-    pub(super) identity: &'a ServerIdentity,
-    /// Usable tools in the surface.
-    pub(super) tools_total: usize,
-    pub(super) invalid_tools: Vec<InvalidTool>,
-    /// The surface's tool digest.
-    pub(super) digest: String,
-    /// The insight with this answer's duplicate-key findings.
-    pub(super) summaries: ToolSummaries,
-    pub(super) identity_signal: Option<IdentitySignal>,
-    pub(super) status: LedgerStatus,
-    /// Change rows written for this server.
-    pub(super) change_count: usize,
-    pub(super) reason_code: ReasonCode,
-    /// The anonymous view (an authenticated read says nothing about anonymous callers).
-    pub(super) anonymous: bool,
-}
-
-/// The row of a read server, the same whether its surface was built or its answers were
-/// byte-identical to the ledger's (`run::unchanged`); `entry` is its ledger entry after the
-/// update.
-pub(super) fn readable_row(
-    row: ServerRow,
-    observation: &Observation,
-    facts: ReadFacts<'_>,
-    entry: Option<&Entry>,
-) -> ServerRow {
-    let assumed_risk = assumed_server_risk(&facts.summaries);
-    let (_, risk, capabilities) = facts.summaries;
-    let anonymous = facts.anonymous;
-    ServerRow {
-        final_url: Some(observation.final_url.to_string()),
-        ok: true,
-        reason_code: Some(facts.reason_code),
-        http_status: Some(observation.http_status),
-        transport: Some(observation.transport.clone()),
-        protocol_version: Some(observation.protocol_version.clone()),
-        protocol_era: Some(era_name(observation.era).to_string()),
-        server_name: facts.identity.name.clone(),
-        server_version: facts.identity.version.clone(),
-        // An authenticated read says nothing about what an anonymous caller may do.
-        anonymous_listing_allowed: anonymous.then_some(true),
-        auth_required: anonymous.then_some(false),
-        tools_total: Some(facts.tools_total),
-        invalid_tools_total: Some(facts.invalid_tools.len()),
-        invalid_tools: facts.invalid_tools,
-        resources_total: observation.resources_total,
-        prompts_total: observation.prompts_total,
-        digest_changed: row
-            .previous_tool_digest
-            .as_deref()
-            .is_some_and(|p| p != facts.digest),
-        tool_digest: Some(facts.digest),
-        risk: Some(risk),
-        assumed_risk: Some(assumed_risk),
-        capabilities,
-        identity_signal: facts.identity_signal,
-        tools_truncated: observation.tools_truncated,
-        ledger_status: Some(facts.status),
-        change_count: facts.change_count,
-        first_seen: entry.map(|e| e.first_seen),
-        last_changed: entry.and_then(|e| e.last_changed),
-        bytes_read: observation.bytes_read,
-        ..row
-    }
 }
 
 /// The row of a surface that was read but cannot be recorded (too large to keep, or its stored

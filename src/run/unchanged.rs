@@ -13,8 +13,10 @@ use std::sync::Arc;
 use super::RunContext;
 use super::RunError;
 use super::charge::Payer;
-use super::outcome::{Known, RowTools, ServerResult, row_summaries};
-use super::record::{ReadFacts, View, readable_auth, readable_row};
+use super::outcome::{
+    Known, ReadFacts, RowTools, ServerResult, readable_auth, readable_row, row_summaries,
+};
+use super::record::View;
 use crate::ledger::{Entry, Update};
 use crate::mcp::Observation;
 use crate::platform::Storage;
