@@ -15,9 +15,12 @@
 //! Fields left out, because they depend on the clock or the wire and not on what was served
 //! (checked for shape by `actor::stable`): `observed_at`, `first_seen`, `last_changed`,
 //! `response_time_ms`, `bytes_read`, `ledger_chain_head`, `ledger_chain_prev_head` (they hash
-//! timestamps) and `charges`; in the summary row also `ledger_chain_status_detail`'s clock
-//! parts are not present, so nothing else is removed. The server's URL (a fresh port each run)
-//! is written as `http://replay.invalid/mcp`.
+//! timestamps) and `charges`. Nothing else is removed, from any row. The server's URL (a fresh
+//! port each run) is written as `http://replay.invalid/mcp`.
+//!
+//! Each unchanged read must also take the unchanged-bytes fast path (`run::unchanged`),
+//! except for a surface with invalid tools: the golden rows prove it reports what the full
+//! path reported.
 //!
 //! `REPLAY_WRITE=1 cargo test --test replay_rows` rewrites the golden files from the current
 //! code; do that only when a change of the rows is intended, and say so in the commit.
