@@ -28,6 +28,8 @@
 # tools/list); 1-round-trip limit = ceil(N/(C x shards)) x D. CPU and peak RSS come from GNU
 # time around the measured process alone. Timings are measured, never asserted: exit status
 # is 0 when every run read every server, whatever the figures.
+# ACTOR_FLAGS adds flags to every Actor run, e.g. ACTOR_FLAGS=--always-build-surfaces measures
+# the later run without the unchanged-bytes fast path (docs/performance.md, issue 39).
 set -euo pipefail
 
 servers=100
@@ -159,9 +161,10 @@ run_measured() {
 
 # The Actor runs with the environment its image sets (Dockerfile: MALLOC_ARENA_MAX).
 actor_env=(env MALLOC_ARENA_MAX="$(sed -n 's/^ENV MALLOC_ARENA_MAX=//p' "$root/Dockerfile")")
+read -r -a actor_flags <<<"${ACTOR_FLAGS:-}"
 actor_run() {
   local name="$1" storage="$work/storage-${1##*-}"
-  if ! run_measured "$name" "${actor_env[@]}" "$actor" --input "$work/input.json" --storage-dir "$storage" --allow-private-targets; then
+  if ! run_measured "$name" "${actor_env[@]}" "$actor" --input "$work/input.json" --storage-dir "$storage" --allow-private-targets ${actor_flags[@]+"${actor_flags[@]}"}; then
     tail -20 "$work/$name.err" >&2; echo "bench: the Actor's $name run failed" >&2; exit 1
   fi
   # Every server must have been read: the summary (OUTPUT) counts them.

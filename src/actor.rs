@@ -33,6 +33,8 @@ pub struct ActorArgs {
     pub exit_nonzero_on: Vec<ExitCondition>,
     /// `--notify FILE`: destinations that replace INPUT's `notify`.
     pub notify: Option<Vec<crate::notify::Destination>>,
+    /// `--always-build-surfaces`: no unchanged-bytes fast path (benchmarks, diagnosis).
+    pub always_build_surfaces: bool,
 }
 
 /// Runs the Actor once and returns the process exit code.
@@ -69,6 +71,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
         input_override: args.input_override,
         allow_private_targets: args.allow_private_targets,
         force_era: args.force_era,
+        always_build_surfaces: args.always_build_surfaces,
         input_secrets: env.input_secrets.clone(),
         shard_runs: shard_runs(&env, &api),
         run_url: run_url(&env),

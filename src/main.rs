@@ -74,6 +74,12 @@ struct Cli {
     /// handshake). For diagnosis and tests; normally the era is detected.
     #[arg(long, value_name = "ERA", global = true, hide = true, value_parser = parse_era)]
     force_era: Option<Era>,
+
+    /// Build, canonicalize and assess every surface, even when a server's answers are
+    /// byte-identical to what the ledger recorded (the unchanged-bytes fast path off). For
+    /// benchmarks and diagnosis.
+    #[arg(long, hide = true)]
+    always_build_surfaces: bool,
 }
 
 /// The one-shot commands; without one, the program runs as the Actor.
@@ -426,6 +432,7 @@ fn main() -> ExitCode {
                 actor_settings,
                 cli.exit_nonzero_on,
                 cli.notify,
+                cli.always_build_surfaces,
             ),
         },
     }
@@ -444,6 +451,7 @@ fn actor_mode(
     settings: ProbeSettings,
     exit_nonzero_on: Vec<ExitCondition>,
     notify: Option<PathBuf>,
+    always_build_surfaces: bool,
 ) -> ExitCode {
     let input_override = match input.as_ref().map(read_input_override).transpose() {
         Ok(bytes) => bytes,
@@ -470,6 +478,7 @@ fn actor_mode(
         force_era: settings.force_era,
         exit_nonzero_on,
         notify,
+        always_build_surfaces,
     };
     match runtime() {
         Ok(runtime) => exit(runtime.block_on(run_actor(args))),

@@ -82,6 +82,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> 
                 .collect()
         }),
         repeated_keys: None,
+        raw_digest: None,
         archived: Vec::new(),
         history: (0..history)
             .map(|h| HistoryItem {

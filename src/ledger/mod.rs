@@ -199,6 +199,11 @@ pub struct Entry {
     /// `None` in entries written before this was recorded: nothing to compare with yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeated_keys: Option<Vec<(String, String)>>,
+    /// The raw-answer digest of the last readable read ([`crate::mcp::raw`]): when the next
+    /// read's answers hash the same, the run reuses this entry's surface instead of building
+    /// it again. `None` before it was kept, and for a surface with invalid tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_digest: Option<String>,
     /// The older changes within the retention period, moved out of the index into archived
     /// pages ([`archive`]), oldest first; they come before [`Entry::history`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -274,6 +279,18 @@ pub enum Update<'a> {
         /// The short digest of each tool ([`short_tool_digests`]) when the caller computed
         /// them already; the ledger computes them when it needs them and gets `None`.
         tool_digests: Option<BTreeMap<String, String>>,
+    },
+    /// The surface was read and its answers were byte-identical to the last readable read's
+    /// (same raw-answer digest): surface, digests and key stay; only how it was read moves.
+    Unchanged {
+        /// The era that worked.
+        era: Era,
+        /// The transport that worked.
+        transport: String,
+        /// The authentication state observed.
+        auth: AuthState,
+        /// Repeated object keys of the answer, `(tool name, pointer)`.
+        repeated_keys: Vec<(String, String)>,
     },
     /// The server demanded authentication; the stored surface stays as it was.
     AuthOnly {
@@ -437,6 +454,7 @@ impl Ledger {
                 tools_total: 0,
                 tool_digests: None,
                 repeated_keys: None,
+                raw_digest: None,
                 archived: Vec::new(),
                 history: Vec::new(),
                 history_base: None,
@@ -487,6 +505,17 @@ impl Ledger {
                 entry.tool_digest = Some(tool_digest);
                 entry.surface_key = Some(surface_key);
                 entry.tools_total = surface.tools.len();
+            }
+            Update::Unchanged {
+                era,
+                transport,
+                auth,
+                repeated_keys,
+            } => {
+                entry.repeated_keys = Some(repeated_keys);
+                entry.era = Some(era);
+                entry.transport = Some(transport);
+                entry.auth = auth;
             }
             Update::AuthOnly { auth } => entry.auth = auth,
         }

@@ -17,9 +17,10 @@ use url::Url;
 
 use super::error::ProbeError;
 use super::jsonrpc::{self, Message, RpcErrorObject};
-use super::sse;
+use super::{raw, sse};
 use crate::net::{Client, HttpResponse, NetError};
 use crate::risk::duplicate_keys;
+use crate::surface::Sha256Digest;
 
 /// The header that carries the session id of a classic server.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -64,6 +65,9 @@ pub struct Reply {
     /// one copy silently and clients disagree on which, so a repeated key can hide text. Only
     /// looked for in `tools/list` answers.
     pub repeated_keys: Vec<String>,
+    /// The digest of the exact bytes of the response's `result` ([`raw::answer_digest`]); only
+    /// taken for list calls, and never for an answer read from a reconnected stream.
+    pub result_digest: Option<Sha256Digest>,
 }
 
 impl Reply {
@@ -115,6 +119,7 @@ impl Reply {
             final_url: None,
             body,
             repeated_keys: Vec::new(),
+            result_digest: None,
         }
     }
 }
@@ -198,14 +203,19 @@ impl<'a> Wire<'a> {
         let body = jsonrpc::request(id, method, params);
         let response = self.send_post(url, headers.clone(), body).await?;
         let mut decoded = decode_body(&response, &Value::from(id));
+        let mut resumed = false;
         if let Some(point) = resume_point(&response, &decoded)
             && let Some(found) = self.resume(headers, point, &Value::from(id)).await?
         {
             decoded = found;
+            resumed = true;
         }
         let mut answer = reply(&response, decoded);
         if method == "tools/list" {
             answer.repeated_keys = repeated_keys(&response);
+        }
+        if method.ends_with("/list") && !resumed {
+            answer.result_digest = raw::answer_digest(&response, &Value::from(id));
         }
         Ok(answer)
     }
@@ -372,6 +382,7 @@ pub fn reply(response: &HttpResponse, body: Body) -> Reply {
         final_url: Some(response.final_url.clone()),
         body,
         repeated_keys: Vec::new(),
+        result_digest: None,
     }
 }
 

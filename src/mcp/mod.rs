@@ -8,6 +8,8 @@
 //! - [`error`]: [`ProbeError`], [`ProbeFailure`] and their reason codes.
 //! - [`auth`]: `WWW-Authenticate` challenges and the RFC 9728 metadata probe.
 //! - [`legacy_sse`]: the 2024-11-05 HTTP+SSE transport (GET stream + endpoint POSTs).
+//! - [`raw`]: the raw-answer digest of the answers a surface is built from (the fast path of
+//!   an unchanged server).
 //!
 //! `docs/mcp.md` describes the round trips of each era.
 
@@ -18,6 +20,7 @@ pub mod exchange;
 pub mod jsonrpc;
 pub mod legacy_sse;
 pub mod probe;
+pub mod raw;
 pub mod sse;
 
 pub use auth::{AuthChallenge, AuthFindings, MetadataProbe, ResourceMetadata};

@@ -36,7 +36,9 @@ pub(super) async fn finish<S: Storage>(
     let mut server_rows = Vec::new();
     let mut change_rows = Vec::new();
     let mut gate_tripped = false;
+    let mut surfaces_reused = 0;
     for result in results {
+        surfaces_reused += usize::from(result.bytes_unchanged);
         gate_tripped |= input.fail_on.is_tripped_by_any(&result.changes);
         let observed_at = result.row.observed_at.unwrap_or_else(Utc::now);
         let rows: Vec<ChangeRow> = result
@@ -138,6 +140,7 @@ pub(super) async fn finish<S: Storage>(
         summary,
         gate_tripped,
         failed_shards: 0,
+        surfaces_reused,
     })
 }
 

@@ -200,6 +200,7 @@ pub(super) fn blocked_result(blocked: &BlockedEntry, now: DateTime<Utc>) -> Serv
         surface_write: None,
         insight: None,
         tools: None,
+        bytes_unchanged: false,
     }
 }
 
@@ -214,6 +215,7 @@ pub(super) fn templated_result(
         surface_write: None,
         insight: None,
         tools: None,
+        bytes_unchanged: false,
     }
 }
 
@@ -260,5 +262,6 @@ pub(super) fn over_budget_result(
         surface_write: None,
         insight: None,
         tools: None,
+        bytes_unchanged: false,
     }
 }

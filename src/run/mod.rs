@@ -16,6 +16,7 @@ mod fleet;
 mod outcome;
 mod probe;
 mod record;
+mod unchanged;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,6 +75,9 @@ pub struct RunOptions {
     pub allow_private_targets: bool,
     /// Test and diagnosis aid: speak only this protocol era.
     pub force_era: Option<Era>,
+    /// Test and diagnosis aid: build, canonicalize and assess every surface, even when its
+    /// answers are byte-identical to what the ledger recorded (no `run::unchanged` fast path).
+    pub always_build_surfaces: bool,
     /// Test aid: resolve names through this lookup instead of the system resolver.
     pub lookup: Option<Arc<dyn Lookup>>,
     /// The key that decrypts secret input fields (Apify platform runs).
@@ -112,6 +116,11 @@ pub struct RunOutcome {
     pub gate_tripped: bool,
     /// A sharded watch only: shards whose run failed (the others' rows were still written).
     pub failed_shards: usize,
+    /// Servers whose answers were byte-identical to what their ledger entry recorded, so
+    /// their surface was not built, canonicalized or assessed again (`run::unchanged`); for
+    /// tests and benchmarks, never in a row. A sharded watch says 0 (each shard run counts
+    /// its own).
+    pub surfaces_reused: usize,
 }
 
 impl RunOutcome {
@@ -492,6 +501,7 @@ mod tests {
             summary,
             gate_tripped,
             failed_shards,
+            surfaces_reused: 0,
         }
     }
 

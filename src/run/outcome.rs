@@ -6,14 +6,17 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::diff::Change;
-use crate::ledger::{StoredSurface, short_tool_digests};
+use crate::diff::{AuthState, Change};
+use crate::ledger::{Entry, StoredSurface, short_tool_digests};
 use crate::mcp::{Era, Observation, ProbeFailure};
 use crate::platform::Record;
+use crate::reason::ReasonCode;
 use crate::report::{
-    LedgerStatus, ServerRow, ToolSummaries, mark_repeated_keys, summarize_tools_with,
+    LedgerStatus, ServerRow, ToolSummaries, assumed_server_risk, mark_repeated_keys,
+    summarize_tools_with,
 };
-use crate::surface::{DIGEST_ALGORITHM, Surface};
+use crate::risk::IdentitySignal;
+use crate::surface::{DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
 use crate::targets::Target;
 
 /// How probing one target ended.
@@ -26,6 +29,8 @@ pub(super) enum Probed {
     Crashed(String),
     /// The server answered, but its tool list cannot be used.
     Unusable(String),
+    /// The server answered byte for byte as the ledger last recorded: no surface was built.
+    Unchanged(Box<super::unchanged::Unchanged>),
 }
 
 /// A read surface with everything that does not depend on the ledger already computed, in the
@@ -56,6 +61,8 @@ pub(super) struct Known {
     pub(super) surface_key: Option<String>,
     /// Insight an earlier run computed for that surface key.
     pub(super) insight: Option<Arc<ToolSummaries>>,
+    /// What an unchanged read may reuse, when the entry holds a raw-answer digest.
+    pub(super) baseline: Option<super::unchanged::Baseline>,
 }
 
 /// Insight an earlier run computed, with the surface key it belongs to.
@@ -162,6 +169,9 @@ pub(super) struct ServerResult {
     pub(super) insight: Option<CachedInsight>,
     /// The row's per-tool summaries, filled in when the row is serialized.
     pub(super) tools: Option<RowTools>,
+    /// The server's answers were byte-identical to the ledger's, so its surface work was
+    /// skipped (`run::unchanged`).
+    pub(super) bytes_unchanged: bool,
 }
 
 pub(super) fn base_row(now: DateTime<Utc>) -> ServerRow {
@@ -192,5 +202,83 @@ pub(super) fn unavailable_result(row: ServerRow) -> ServerResult {
         surface_write: None,
         insight: None,
         tools: None,
+        bytes_unchanged: false,
+    }
+}
+
+/// The auth state of a server that was read: listing needed no authentication.
+pub(super) fn readable_auth() -> AuthState {
+    AuthState {
+        auth_required: false,
+        anonymous_listing_allowed: true,
+        ..AuthState::default()
+    }
+}
+
+/// What the row of a read server says beyond its probe's observation.
+pub(super) struct ReadFacts<'a> {
+    pub(super) identity: &'a ServerIdentity,
+    /// Usable tools in the surface.
+    pub(super) tools_total: usize,
+    pub(super) invalid_tools: Vec<InvalidTool>,
+    /// The surface's tool digest.
+    pub(super) digest: String,
+    /// The insight with this answer's duplicate-key findings.
+    pub(super) summaries: ToolSummaries,
+    pub(super) identity_signal: Option<IdentitySignal>,
+    pub(super) status: LedgerStatus,
+    /// Change rows written for this server.
+    pub(super) change_count: usize,
+    pub(super) reason_code: ReasonCode,
+    /// The anonymous view (an authenticated read says nothing about anonymous callers).
+    pub(super) anonymous: bool,
+}
+
+/// The row of a read server, the same whether its surface was built or its answers were
+/// byte-identical to the ledger's (`run::unchanged`); `entry` is its ledger entry after the
+/// update.
+pub(super) fn readable_row(
+    row: ServerRow,
+    observation: &Observation,
+    facts: ReadFacts<'_>,
+    entry: Option<&Entry>,
+) -> ServerRow {
+    let assumed_risk = assumed_server_risk(&facts.summaries);
+    let (_, risk, capabilities) = facts.summaries;
+    let anonymous = facts.anonymous;
+    ServerRow {
+        final_url: Some(observation.final_url.to_string()),
+        ok: true,
+        reason_code: Some(facts.reason_code),
+        http_status: Some(observation.http_status),
+        transport: Some(observation.transport.clone()),
+        protocol_version: Some(observation.protocol_version.clone()),
+        protocol_era: Some(era_name(observation.era).to_string()),
+        server_name: facts.identity.name.clone(),
+        server_version: facts.identity.version.clone(),
+        // An authenticated read says nothing about what an anonymous caller may do.
+        anonymous_listing_allowed: anonymous.then_some(true),
+        auth_required: anonymous.then_some(false),
+        tools_total: Some(facts.tools_total),
+        invalid_tools_total: Some(facts.invalid_tools.len()),
+        invalid_tools: facts.invalid_tools,
+        resources_total: observation.resources_total,
+        prompts_total: observation.prompts_total,
+        digest_changed: row
+            .previous_tool_digest
+            .as_deref()
+            .is_some_and(|p| p != facts.digest),
+        tool_digest: Some(facts.digest),
+        risk: Some(risk),
+        assumed_risk: Some(assumed_risk),
+        capabilities,
+        identity_signal: facts.identity_signal,
+        tools_truncated: observation.tools_truncated,
+        ledger_status: Some(facts.status),
+        change_count: facts.change_count,
+        first_seen: entry.map(|e| e.first_seen),
+        last_changed: entry.and_then(|e| e.last_changed),
+        bytes_read: observation.bytes_read,
+        ..row
     }
 }

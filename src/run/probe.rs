@@ -13,6 +13,7 @@ use tokio::time::Instant as TokioInstant;
 
 use super::RunContext;
 use super::outcome::{Known, Outcome, Prepared, Probed};
+use super::unchanged::{Baseline, Unchanged};
 use crate::mcp::{self, Observation, ProbeOptions};
 use crate::net::{self};
 use crate::platform::{Record, Storage, StorageError, Store};
@@ -40,8 +41,12 @@ pub(super) fn probe_jobs<S: Storage>(ctx: &RunContext<'_, S>, targets: Vec<Targe
         .map(|target| {
             let entry = ledger.entry(&target.ledger_key());
             let surface_key = entry.and_then(|e| e.surface_key.clone());
+            let insight = surface_key.as_deref().and_then(|key| insight.get(key));
             let known = Known {
-                insight: surface_key.as_deref().and_then(|key| insight.get(key)),
+                baseline: entry
+                    .filter(|_| !options.always_build_surfaces)
+                    .and_then(|e| Baseline::of(e, insight.as_ref())),
+                insight,
                 surface_key,
             };
             let options = ProbeOptions {
@@ -183,6 +188,13 @@ pub(super) async fn prepare(
     observation: Observation,
     known: Known,
 ) -> Probed {
+    // Answers byte-identical to the ledger's need no surface work at all.
+    if let Some(baseline) = known.baseline.as_ref()
+        && baseline.matches(&observation)
+    {
+        let baseline = baseline.clone();
+        return Probed::Unchanged(Box::new(Unchanged::new(observation, baseline)));
+    }
     // The semaphore is never closed, so acquiring cannot fail; if it did, work unthrottled.
     let _cpu = preparers.acquire().await.ok();
     let work = tokio::task::spawn_blocking(move || Prepared::of(observation, known));

@@ -7,7 +7,8 @@ use super::RunContext;
 use super::RunError;
 use super::charge::{Payer, deferred_note};
 use super::outcome::{
-    Outcome, Prepared, Probed, RowTools, ServerResult, base_row, era_name, unavailable_result,
+    Outcome, Prepared, Probed, ReadFacts, RowTools, ServerResult, base_row, readable_auth,
+    readable_row, unavailable_result,
 };
 use crate::diff::{self, AuthState, Change, ChangeClass};
 use crate::input::Input;
@@ -15,7 +16,7 @@ use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Upda
 use crate::mcp::{AuthFindings, Observation, ProbeFailure};
 use crate::platform::{MAX_RECORD_BYTES, Storage};
 use crate::reason::ReasonCode;
-use crate::report::{LedgerStatus, ServerRow, assumed_server_risk};
+use crate::report::{LedgerStatus, ServerRow};
 use crate::surface::Surface;
 use crate::targets::Listing;
 
@@ -45,6 +46,24 @@ pub(super) async fn record_outcome<S: Storage>(
         Probed::Read(observation) => {
             let view = View { key: &key, row };
             return record_readable(ctx, payer, view, *observation).await;
+        }
+        Probed::Unchanged(read) => {
+            let view = View { key: &key, row };
+            return match super::unchanged::record(ctx, payer, view, *read).await? {
+                Ok(result) => Ok(result),
+                // Something to report after all: build the surface, take the full path.
+                Err((view, read)) => {
+                    let (observation, known) = read.into_full();
+                    match Prepared::of(observation, known) {
+                        Ok(prepared) => record_readable(ctx, payer, view, prepared).await,
+                        Err(problem) => Ok(unavailable_result(ServerRow {
+                            reason_code: Some(ReasonCode::ToolsListFailed),
+                            error: Some(problem),
+                            ..view.row
+                        })),
+                    }
+                }
+            };
         }
         Probed::Failed(failure)
             if outcome.target.credential.is_some() && failure.error.auth_refusal().is_some() =>
@@ -102,6 +121,7 @@ pub(super) fn landed_without_credential(outcome: &Outcome) -> Option<Url> {
     let credential = outcome.target.credential.as_ref()?;
     let landed = match &outcome.probed {
         Probed::Read(prepared) => &prepared.observation.final_url,
+        Probed::Unchanged(read) => &read.observation.final_url,
         Probed::Failed(failure) if failure.error.auth_refusal().is_some() => {
             failure.final_url.as_ref()?
         }
@@ -143,8 +163,6 @@ pub(super) async fn record_readable<S: Storage>(
     let View { key, mut row } = view;
     let anonymous = row.listing != Some(Listing::Authenticated);
     let summaries = prepared.row_summaries();
-    let assumed_risk = assumed_server_risk(&summaries);
-    let (_, risk, capabilities) = summaries;
     let Prepared {
         observation,
         surface,
@@ -168,11 +186,7 @@ pub(super) async fn record_readable<S: Storage>(
             &why,
         ));
     }
-    let auth = AuthState {
-        auth_required: false,
-        anonymous_listing_allowed: true,
-        ..AuthState::default()
-    };
+    let auth = readable_auth();
     let mut identity_signal = None;
     let mut lost_baseline = None;
     let mut tampered: Option<String> = None;
@@ -322,51 +336,39 @@ pub(super) async fn record_readable<S: Storage>(
             },
             &changes,
         );
+        if let Some(entry) = ledger.servers.get_mut(key) {
+            // The next run may skip the surface work when the answers come back byte for
+            // byte; not for a surface with invalid tools, which its row lists and the entry
+            // does not keep.
+            entry.raw_digest = observation
+                .raw_digest
+                .clone()
+                .filter(|_| surface.invalid_tools.is_empty());
+        }
     }
-    let entry = ledger.entry(key);
-    Ok(ServerResult {
-        row: ServerRow {
-            final_url: Some(observation.final_url.to_string()),
-            ok: true,
-            reason_code: Some(match tampered {
-                Some(_) => ReasonCode::BaselineTampered,
-                None => ReasonCode::Ok,
-            }),
-            http_status: Some(observation.http_status),
-            transport: Some(observation.transport.clone()),
-            protocol_version: Some(observation.protocol_version.clone()),
-            protocol_era: Some(era_name(observation.era).to_string()),
-            server_name: surface.identity.name.clone(),
-            server_version: surface.identity.version.clone(),
-            // An authenticated read says nothing about what an anonymous caller may do.
-            anonymous_listing_allowed: anonymous.then_some(true),
-            auth_required: anonymous.then_some(false),
-            tools_total: Some(surface.tools.len()),
-            invalid_tools_total: Some(surface.invalid_tools.len()),
-            invalid_tools: surface.invalid_tools.clone(),
-            resources_total: observation.resources_total,
-            prompts_total: observation.prompts_total,
-            digest_changed: row
-                .previous_tool_digest
-                .as_deref()
-                .is_some_and(|p| p != digest),
-            tool_digest: Some(digest),
-            risk: Some(risk),
-            assumed_risk: Some(assumed_risk),
-            capabilities,
-            identity_signal,
-            tools_truncated: observation.tools_truncated,
-            ledger_status: Some(status),
-            change_count: change_rows.len(),
-            first_seen: entry.map(|e| e.first_seen),
-            last_changed: entry.and_then(|e| e.last_changed),
-            bytes_read: observation.bytes_read,
-            ..row
+    let facts = ReadFacts {
+        identity: &surface.identity,
+        tools_total: surface.tools.len(),
+        invalid_tools: surface.invalid_tools.clone(),
+        digest,
+        summaries,
+        identity_signal,
+        status,
+        change_count: change_rows.len(),
+        reason_code: match tampered {
+            Some(_) => ReasonCode::BaselineTampered,
+            None => ReasonCode::Ok,
         },
+        anonymous,
+    };
+    let row = readable_row(row, &observation, facts, ledger.entry(key));
+    Ok(ServerResult {
+        row,
         changes: change_rows,
         surface_write,
         insight,
         tools: Some(row_tools),
+        bytes_unchanged: false,
     })
 }
 
@@ -447,6 +449,7 @@ pub(super) async fn record_auth_required<S: Storage>(
         surface_write: None,
         insight: None,
         tools: None,
+        bytes_unchanged: false,
     }
 }
 

@@ -198,6 +198,7 @@ pub async fn coordinate(
             .iter()
             .any(|r| r.outcome.status == GATE_TRIPPED),
         failed_shards: round.shards.iter().filter(|r| !r.succeeded()).count(),
+        surfaces_reused: 0,
     })
 }
 

@@ -50,6 +50,11 @@ impl Sha256Digest {
         Some(Sha256Digest(bytes))
     }
 
+    /// The 32 bytes of the digest.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     /// The lower-case hex text.
     pub fn to_hex(&self) -> String {
         hex::encode(self.0)

@@ -55,6 +55,21 @@ impl RunDir {
         force_era: Option<Era>,
         vars: &[(&str, &str)],
     ) -> Result<RunOutcome, RunError> {
+        let options = RunOptions {
+            force_era,
+            ..RunOptions::default()
+        };
+        self.run_with_options(input, options, vars).await
+    }
+
+    /// Runs the Actor through the library entry with `options` (INPUT, loopback targets and
+    /// the input secrets set here) and charging set up from `vars`.
+    pub async fn run_with_options(
+        &self,
+        input: &Value,
+        options: RunOptions,
+        vars: &[(&str, &str)],
+    ) -> Result<RunOutcome, RunError> {
         let storage = LocalStorage::open(self.root()).expect("open local storage");
         let env = PlatformEnv::from_vars(|name| {
             vars.iter()
@@ -68,9 +83,8 @@ impl RunDir {
             input_key: "INPUT".to_string(),
             input_override: Some(serde_json::to_vec(input).unwrap()),
             allow_private_targets: true,
-            force_era,
             input_secrets: env.input_secrets.clone(),
-            ..RunOptions::default()
+            ..options
         };
         mcp_surface_ledger::actor::watch(&storage, &charging, options).await
     }

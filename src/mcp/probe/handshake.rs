@@ -256,6 +256,7 @@ pub(super) async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake,
         version: version.clone(),
         session_id: SessionSlot::new(session_id.clone()),
         legacy: None,
+        raw: Default::default(),
     };
     if !era::is_known_classic_version(&version) {
         session.close().await;

@@ -22,6 +22,7 @@ use super::era::{self, Era};
 use super::error::{ProbeError, ProbeFailure};
 use super::exchange::Wire;
 use super::legacy_sse::Tally;
+use super::raw::Facts;
 use crate::net::Client;
 use crate::surface::{Declared, ListRead, ServerIdentity};
 use handshake::handshake;
@@ -110,6 +111,9 @@ pub struct Observation {
     pub bytes_read: u64,
     /// HTTP requests sent to this server in total (including failed era attempts).
     pub requests_sent: u32,
+    /// The raw-answer digest of everything the surface is built from ([`crate::mcp::raw`]);
+    /// `None` when an answer's exact bytes could not be taken or a declared list failed.
+    pub raw_digest: Option<String>,
 }
 
 impl Observation {
@@ -249,6 +253,7 @@ async fn read_surface(
             version: era::MODERN_VERSIONS[0].to_string(),
             session_id: SessionSlot::new(None),
             legacy: None,
+            raw: Default::default(),
         };
         let early_tools = async { Ok(early.list("tools/list", "tools", options).await) };
         let (handshake, tools) =
@@ -256,7 +261,7 @@ async fn read_surface(
         let usable = handshake.era == Era::Modern
             && handshake.version == early.version
             && handshake.url == early.url;
-        (handshake, usable.then_some(tools))
+        (handshake, usable.then_some((tools, early.raw)))
     } else {
         (handshake(client, wire, tally, url, options).await?, None)
     };
@@ -267,7 +272,12 @@ async fn read_surface(
         version: handshake.version.clone(),
         session_id: SessionSlot::new(handshake.session_id.clone()),
         legacy: handshake.legacy.as_ref(),
+        raw: Default::default(),
     };
+    let (early_tools, early_raw) = early_tools.unzip();
+    if let Some(early_raw) = early_raw {
+        session.raw.absorb(early_raw);
+    }
     let capabilities = handshake
         .result
         .get("capabilities")
@@ -344,6 +354,15 @@ async fn read_surface(
         Some(legacy) => legacy.stream_url().clone(),
         None => handshake.url.clone(),
     };
+    let facts = Facts {
+        era: handshake.era,
+        version: &handshake.version,
+        url: final_url.as_str(),
+        max_tools: options.max_tools,
+        max_pages: options.max_pages as usize,
+        declared_lists: options.count_resources_and_prompts,
+    };
+    let raw_digest = session.raw.digest(&facts, &handshake.result);
     Ok(Observation {
         final_url,
         era: handshake.era,
@@ -367,6 +386,7 @@ async fn read_surface(
         http_status: handshake.status,
         bytes_read: 0,
         requests_sent: 0,
+        raw_digest,
     })
 }
 

@@ -13,7 +13,8 @@ use crate::mcp::era::Era;
 use crate::mcp::error::ProbeError;
 use crate::mcp::exchange::{self, Reply, Wire};
 use crate::mcp::legacy_sse::LegacySession;
-use crate::surface::ListRead;
+use crate::mcp::raw::RawAnswers;
+use crate::surface::{ListRead, Sha256Digest};
 
 /// Items read from one list method.
 #[derive(Debug, Default)]
@@ -72,6 +73,8 @@ pub(super) struct Session<'w, 'c> {
     pub(super) session_id: SessionSlot,
     /// Set for the legacy transport: requests go through its stream instead of the wire.
     pub(super) legacy: Option<&'w LegacySession>,
+    /// The result digests of the list pages read through this session.
+    pub(super) raw: RawAnswers,
 }
 
 impl Session<'_, '_> {
@@ -96,17 +99,17 @@ impl Session<'_, '_> {
         }
     }
 
-    /// Sends one request and returns its result.
-    /// Sends one request; returns its result and the pointers of keys its answer repeated
-    /// (looked for in `tools/list` answers over Streamable HTTP).
+    /// Sends one request; returns its result, the pointers of keys its answer repeated
+    /// (looked for in `tools/list` answers over Streamable HTTP) and the digest of the
+    /// result's exact bytes (`None` on the legacy transport).
     pub(super) async fn call(
         &self,
         method: &str,
         cursor: Option<&str>,
-    ) -> Result<(Value, Vec<String>), ProbeError> {
+    ) -> Result<(Value, Vec<String>, Option<Sha256Digest>), ProbeError> {
         let params = self.params(cursor);
         match self.legacy {
-            Some(legacy) => Ok((legacy.call(method, params).await?, Vec::new())),
+            Some(legacy) => Ok((legacy.call(method, params).await?, Vec::new(), None)),
             None => {
                 let sent_with = self.session_id.current();
                 let mut reply = self
@@ -121,7 +124,8 @@ impl Session<'_, '_> {
                         .await?;
                 }
                 let repeated = reply.repeated_keys.clone();
-                Ok((reply.into_result()?, repeated))
+                let digest = reply.result_digest;
+                Ok((reply.into_result()?, repeated, digest))
             }
         }
     }
@@ -165,8 +169,9 @@ impl Session<'_, '_> {
         let mut listing = Listing::default();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
-        for _ in 0..options.max_pages.max(1) {
-            let (mut result, repeated) = self.call(method, cursor.as_deref()).await?;
+        for page in 0..options.max_pages.max(1) {
+            let (mut result, repeated, digest) = self.call(method, cursor.as_deref()).await?;
+            self.raw.record(method, page as usize, digest);
             let Some(Value::Array(items)) = result.get_mut(key).map(Value::take) else {
                 return Err(ProbeError::NotJson(format!(
                     "the {method} result has no {key} array"
@@ -217,8 +222,12 @@ impl Session<'_, '_> {
                 items: listing.items,
                 truncated: listing.truncated,
             }),
-            Err(ProbeError::Rpc { code: -32601, .. }) => Some(ListRead::default()),
+            Err(ProbeError::Rpc { code: -32601, .. }) => {
+                self.raw.record_not_found(method);
+                Some(ListRead::default())
+            }
             Err(error) => {
+                self.raw.spoil();
                 tracing::info!(url = %self.url, method, "declared list not read: {error}");
                 None
             }
