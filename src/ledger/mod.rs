@@ -38,6 +38,7 @@ pub use names::{
 };
 pub use past::{PastError, Step, ValueRef};
 pub use surface_record::{SURFACE_FORMAT, StoredSurface, check_surface};
+#[cfg(doc)]
 use trim::FALLBACKS;
 pub use values::{PackReader, Pending, ValueError, is_value_pack};
 
@@ -555,37 +556,6 @@ impl Ledger {
         Record::json(serde_json::to_vec(self).unwrap_or_default())
     }
 
-    /// The index record, within `limit` bytes: when it is too large, the older items lose
-    /// their values and every server's history is cut to its most recent items, then the
-    /// per-tool digests are dropped, then the history, until it fits ([`FALLBACKS`]).
-    fn record_within(&mut self, limit: usize) -> Result<Record, LedgerError> {
-        let mut size = 0;
-        for keep in FALLBACKS {
-            for entry in self.servers.values_mut() {
-                let excess = entry.history.len().saturating_sub(keep.history);
-                entry.drop_oldest(excess);
-                entry.keep_values(keep.values);
-                if !keep.tool_digests {
-                    entry.tool_digests = None;
-                }
-            }
-            crate::chain::seal(self);
-            let record = self.to_record();
-            if record.bytes.len() <= limit {
-                if keep != FALLBACKS[0] {
-                    tracing::warn!(?keep, "ledger index too large: shortened");
-                }
-                return Ok(record);
-            }
-            size = record.bytes.len();
-        }
-        Err(LedgerError::TooLarge {
-            key: self.ledger_name.clone(),
-            size,
-            limit,
-        })
-    }
-
     /// Writes the index record. Call once, last.
     pub async fn save(&mut self, storage: &impl Storage) -> Result<(), LedgerError> {
         let record = self.seal_for_write(storage).await?;
@@ -596,85 +566,11 @@ impl Ledger {
     /// the run's values are stored ([`Ledger::store_values`]): entries that hold more than
     /// [`ARCHIVE_AT`] items archive their older ones ([`archive`]), and an index still too
     /// large for its record archives more (25 items kept, then 10, then none), then merges
-    /// each entry's pages, before it drops anything ([`Ledger::sealed_record`]'s fallbacks). A run takes the record before its summary
-    /// row, which carries the head, and writes it last.
+    /// each entry's pages, before it drops anything ([`Ledger::sealed_record`]'s fallbacks).
+    /// A run takes the record before its summary row, which carries the head, and writes it
+    /// last.
     pub async fn seal_for_write(&mut self, storage: &impl Storage) -> Result<Record, LedgerError> {
         self.seal_within(storage, MAX_RECORD_BYTES).await
-    }
-
-    /// [`Ledger::seal_for_write`] for a record of at most `limit` bytes.
-    async fn seal_within(
-        &mut self,
-        storage: &impl Storage,
-        limit: usize,
-    ) -> Result<Record, LedgerError> {
-        self.updated_at = Utc::now();
-        self.evict();
-        // Items of earlier runs go to pages in the pack of this run's values: one write.
-        self.archive_beyond(ARCHIVE_AT, ARCHIVE_KEEP, true);
-        self.store_values(storage).await?;
-        crate::chain::seal(self);
-        let mut record = self.to_record();
-        for (above, keep) in trim::ARCHIVE_UNDER_PRESSURE {
-            if record.bytes.len() <= limit {
-                return Ok(record);
-            }
-            if self.archive_beyond(above, keep, false) {
-                self.store_values(storage).await?;
-            }
-            crate::chain::seal(self);
-            record = self.to_record();
-        }
-        if record.bytes.len() <= limit {
-            return Ok(record);
-        }
-        if self.merge_pages(storage).await? {
-            crate::chain::seal(self);
-            record = self.to_record();
-            if record.bytes.len() <= limit {
-                return Ok(record);
-            }
-        }
-        self.record_within(limit)
-    }
-
-    /// Merges every entry's archived pages ([`archive::merge_pages`]) and stores the merged
-    /// pages; returns whether any were merged. An entry whose pages cannot be read keeps them.
-    async fn merge_pages(&mut self, storage: &impl Storage) -> Result<bool, LedgerError> {
-        let mut packs = PackReader::default();
-        let pending = &mut self.pending;
-        let mut merged = false;
-        for entry in self.servers.values_mut() {
-            match archive::merge_pages(storage, entry, &mut packs, pending).await {
-                Ok(done) => merged |= done,
-                Err(error) => {
-                    tracing::warn!(server = entry.server_url, %error, "archived pages not merged")
-                }
-            }
-        }
-        if merged {
-            self.store_values(storage).await?;
-        }
-        Ok(merged)
-    }
-
-    /// Archives the oldest items of every entry holding more than `above`, down to `keep`
-    /// ([`Entry::archive_oldest`]); returns whether any page was made.
-    fn archive_beyond(&mut self, above: usize, keep: usize, earlier_only: bool) -> bool {
-        let pending = &mut self.pending;
-        let mut archived = false;
-        for entry in self.servers.values_mut() {
-            archived |= entry.archive_oldest(above, keep, earlier_only, pending);
-        }
-        archived
-    }
-
-    /// The index record of the next write, its chain sealed, shortened in memory only
-    /// ([`FALLBACKS`]): no value is stored. [`Ledger::seal_for_write`] is what a run uses.
-    pub fn sealed_record(&mut self) -> Result<Record, LedgerError> {
-        self.updated_at = Utc::now();
-        self.evict();
-        self.record_within(MAX_RECORD_BYTES)
     }
 
     /// Writes an index record made by [`Ledger::sealed_record`].
