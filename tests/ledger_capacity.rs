@@ -14,7 +14,7 @@ use mcp_surface_ledger::ledger::{
     ChangeValues, Entry, HistoryItem, KeptValue, Ledger, MAX_KEPT_VALUE_BYTES,
 };
 use mcp_surface_ledger::platform::MAX_RECORD_BYTES;
-use mcp_surface_ledger::surface::ServerIdentity;
+use mcp_surface_ledger::surface::{ItemDigests, ServerIdentity};
 
 /// How much of the history carries kept values, and how large they are.
 #[derive(Clone, Copy)]
@@ -42,8 +42,24 @@ fn kept_values(bytes: usize) -> ChangeValues {
     }
 }
 
+/// The short digests of 20 prompts and 5 resource templates (`Entry::declared_digests`), names
+/// as long as real ones.
+fn declared_digests() -> ItemDigests {
+    let named = |prefix: &str, count: usize| {
+        (0..count)
+            .map(|p| (format!("{prefix}_{p}"), "0123456789abcdef".to_string()))
+            .collect()
+    };
+    ItemDigests {
+        prompts: named("summarize_pull_request_review", 20),
+        resource_templates: named("repository_file_contents", 5),
+        not_itemized: Vec::new(),
+    }
+}
+
 /// An entry with `history` items and the per-tool digests of `tools` tools (names as long as
-/// real ones, e.g. `create_pull_request_review_17`).
+/// real ones, e.g. `create_pull_request_review_17`), with those of 20 prompts and 5 templates
+/// beside them.
 fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> Entry {
     let at = Utc.timestamp_opt(1_790_000_000 + i as i64, 0).unwrap();
     let url = format!("https://mcp-server-number-{i}.example-company.com/mcp{view}");
@@ -80,6 +96,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> 
                 })
                 .collect()
         }),
+        declared_digests: (tools > 0).then(declared_digests),
         repeated_keys: None,
         history: (0..history)
             .map(|h| HistoryItem {
@@ -150,8 +167,9 @@ fn one_shard_of_servers_fits_one_ledger_record() {
 }
 
 /// The per-tool digests that let a run name what changed when a surface record is gone
-/// (`Entry::tool_digests`, about 50 bytes a tool) come on top of the history; the index drops
-/// them (after shortening the history to 10) when they would not fit.
+/// (`Entry::tool_digests`, about 50 bytes a tool, and `Entry::declared_digests`, about 1.3 KB
+/// for 20 prompts and 5 templates) come on top of the history; the index drops them (after
+/// shortening the history to 10) when they would not fit.
 #[test]
 fn per_tool_digests_fit_a_typical_full_shard() {
     let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
