@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 /// The revision the fingerprints below were recorded with.
 const RECORDED_REVISION: u32 = 3;
 const HOSTILE_FINGERPRINT: &str =
-    "b0ac7de693fe19f753af6e7a5fd6f38f544e5a0ce6243110d51304d026c7d59e";
+    "e4f411468605524682dc8c2951b8e399109b466b87ac5ed43ec1b799243fee45";
 const FIXTURE_FINGERPRINT: &str =
-    "1d3ffbc9db6e32062160e9497fbac7a8ebdf9a7752a8a924d194919f8eedd3da";
+    "50731fe1839d46db656b6ef87acf16800708fc173dbf8649115770c8179da7b9";
 
 const VERSIONS: &[&str] = &[
     "v0.23.0", "v0.24.0", "v0.26.3", "v0.27.0", "v0.30.3", "v0.31.0", "v1.3.0", "v1.4.0", "v1.5.0",

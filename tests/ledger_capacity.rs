@@ -58,8 +58,7 @@ fn declared_digests() -> ItemDigests {
 }
 
 /// An entry with `history` items and the per-tool digests of `tools` tools (names as long as
-/// real ones, e.g. `create_pull_request_review_17`), with those of 20 prompts and 5 templates
-/// beside them.
+/// real ones, e.g. `create_pull_request_review_17`).
 fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> Entry {
     let at = Utc.timestamp_opt(1_790_000_000 + i as i64, 0).unwrap();
     let url = format!("https://mcp-server-number-{i}.example-company.com/mcp{view}");
@@ -96,7 +95,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> 
                 })
                 .collect()
         }),
-        declared_digests: (tools > 0).then(declared_digests),
+        declared_digests: None,
         repeated_keys: None,
         history: (0..history)
             .map(|h| HistoryItem {
@@ -131,10 +130,25 @@ fn index_bytes_with(
     tools: usize,
     values: Values,
 ) -> usize {
+    sealed_bytes(servers, views, |i, view| {
+        entry(i, view, history, tools, values)
+    })
+}
+
+/// [`index_bytes_with_tools`] with the digests of 20 prompts and 5 templates in every entry.
+fn index_bytes_with_declared(servers: usize, history: usize, tools: usize) -> usize {
+    sealed_bytes(servers, &[""], |i, view| Entry {
+        declared_digests: Some(declared_digests()),
+        ..entry(i, view, history, tools, NO_VALUES)
+    })
+}
+
+/// The size of the sealed index of `servers` entries (each view) made by `entry`.
+fn sealed_bytes(servers: usize, views: &[&str], entry: impl Fn(usize, &str) -> Entry) -> usize {
     let mut ledger = Ledger::empty("capacity");
     for i in 0..servers {
         for view in views {
-            let entry = entry(i, view, history, tools, values);
+            let entry = entry(i, view);
             ledger.servers.insert(entry.server_url.clone(), entry);
         }
     }
@@ -167,9 +181,10 @@ fn one_shard_of_servers_fits_one_ledger_record() {
 }
 
 /// The per-tool digests that let a run name what changed when a surface record is gone
-/// (`Entry::tool_digests`, about 50 bytes a tool, and `Entry::declared_digests`, about 1.3 KB
-/// for 20 prompts and 5 templates) come on top of the history; the index drops them (after
-/// shortening the history to 10) when they would not fit.
+/// (`Entry::tool_digests`, about 50 bytes a tool) come on top of the history; the index drops
+/// them (after shortening the history to 10) when they would not fit. The digests of prompts
+/// and templates (`Entry::declared_digests`, about 1.3 KB for 20 prompts and 5 templates) go
+/// before the history is shortened.
 #[test]
 fn per_tool_digests_fit_a_typical_full_shard() {
     let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
@@ -188,6 +203,19 @@ fn per_tool_digests_fit_a_typical_full_shard() {
     assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 10, 100) <= MAX_RECORD_BYTES);
     // 500 tools each (the most a surface holds) do not fit: they are dropped then.
     assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 0, 500) > MAX_RECORD_BYTES);
+    // The digests of 20 prompts and 5 templates besides 20 tools: with 25 history items a full
+    // shard does not fit, so they go before the history is cut to 10 (`FALLBACKS`); with 10
+    // they fit.
+    for history in [25, 10] {
+        let declared = index_bytes_with_declared(MAX_SERVERS, history, 20);
+        println!(
+            "{MAX_SERVERS} servers, 20 tools, 20 prompts, 5 templates, history {history:>2}: \
+             {:>6.2} MiB (one view)",
+            mib(declared)
+        );
+    }
+    assert!(index_bytes_with_declared(MAX_SERVERS, 25, 20) > MAX_RECORD_BYTES);
+    assert!(index_bytes_with_declared(MAX_SERVERS, 10, 20) <= MAX_RECORD_BYTES);
 }
 
 /// The kept before/after values (`HistoryItem::values`) come on top of the history. At their

@@ -207,7 +207,11 @@ async fn a_server_moving_eras_with_no_real_change_gives_no_change() {
         return support::skip("era move", "Python peer not installed");
     };
     let url = peer.url().to_string();
-    let input = json!({"servers": [url], "alert_on": ALL_CLASSES});
+    let every_class: Vec<&str> = mcp_surface_ledger::diff::ChangeClass::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    let input = json!({"servers": [url], "alert_on": every_class});
     let dir = RunDir::new();
     let eras = [Era::Classic, Era::Modern, Era::Classic];
     for (run, era) in eras.into_iter().enumerate() {

@@ -530,7 +530,8 @@ impl Ledger {
 
     /// The index record, within `limit` bytes: when it is too large, the older items lose
     /// their values and every server's history is cut to its most recent items, then the
-    /// per-tool digests are dropped, then the history, until it fits ([`FALLBACKS`]).
+    /// prompts' and templates' digests, the history beyond 10 items, the per-tool digests, then
+    /// the history are dropped, until it fits ([`FALLBACKS`]).
     fn record_within(&mut self, limit: usize) -> Result<Record, LedgerError> {
         let mut size = 0;
         for keep in FALLBACKS {
@@ -540,6 +541,8 @@ impl Ledger {
                 entry.keep_values(keep.values);
                 if !keep.tool_digests {
                     entry.tool_digests = None;
+                }
+                if !keep.declared_digests {
                     entry.declared_digests = None;
                 }
             }

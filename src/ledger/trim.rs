@@ -6,57 +6,74 @@ use chrono::{DateTime, Utc};
 use super::{Entry, MAX_HISTORY, Step};
 
 /// How much an index keeps of each entry: history items, how many of the newest items keep
-/// their values ([`HistoryItem::values`]), and whether the per-tool digests stay.
+/// their values ([`HistoryItem::values`]), and whether the per-tool digests and the prompts'
+/// and templates' digests stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Keep {
     pub(super) history: usize,
     pub(super) values: usize,
     pub(super) tool_digests: bool,
+    pub(super) declared_digests: bool,
 }
 
 /// What the index keeps when it would exceed [`crate::platform::MAX_RECORD_BYTES`], tried in
 /// order: values go before history items (the items are the audit trail; every value is also
-/// in its run's change row), then the history is shortened, then the per-tool digests go.
-pub(super) const FALLBACKS: [Keep; 8] = [
+/// in its run's change row), then the prompts' and templates' digests, then the history is
+/// shortened, then the per-tool digests go.
+pub(super) const FALLBACKS: [Keep; 9] = [
     Keep {
         history: usize::MAX,
         values: usize::MAX,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: MAX_HISTORY,
         values: MAX_HISTORY,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: 25,
         values: 25,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: 25,
         values: 5,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: 25,
         values: 0,
         tool_digests: true,
+        declared_digests: true,
+    },
+    Keep {
+        history: 25,
+        values: 0,
+        tool_digests: true,
+        declared_digests: false,
     },
     Keep {
         history: 10,
         values: 0,
         tool_digests: true,
+        declared_digests: false,
     },
     Keep {
         history: 10,
         values: 0,
         tool_digests: false,
+        declared_digests: false,
     },
     Keep {
         history: 0,
         values: 0,
         tool_digests: false,
+        declared_digests: false,
     },
 ];
 impl Entry {
