@@ -12,6 +12,8 @@
 
 #[path = "support/actor.rs"]
 mod actor;
+#[path = "support/sample_rows.rs"]
+mod sample_rows;
 mod support;
 
 use actor::{Rows, RunDir};
@@ -121,6 +123,8 @@ async fn declared_findings_are_on_the_row_the_page_and_the_api() {
         let expected = if run == 2 { 2 } else { 0 };
         assert_eq!(changes.len(), expected, "run {run}: {changes:?}");
     }
+    // Rows with findings for `tests/apify_schemas/validate.sh`.
+    sample_rows::keep("declared-findings", &dir.rows());
     let insight = dir.ledger_path("insight.DEFAULT");
     assert!(insight.is_file(), "the insight cache was written");
 
@@ -282,6 +286,7 @@ async fn prompts_and_templates_beyond_500_are_one_count_not_a_flood() {
     file.write(&surface("b", 601, 3));
     dir.run_ok(&input, None).await;
     let rows = Rows::of(&dir);
+    sample_rows::keep("declared-counts", &dir.rows());
     let mut got: Vec<(String, Value, Value)> = rows
         .changes_of(&url)
         .iter()
