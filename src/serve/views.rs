@@ -267,7 +267,8 @@ pub struct ServerDetail {
     pub server: ServerView,
     /// Its remembered changes, oldest first.
     pub history: Vec<ChangeView>,
-    /// The per-tool summaries of its stored surface (none without a readable one).
+    /// The per-tool summaries and the declared findings of its stored surface (none without
+    /// a readable one).
     pub tools: Option<ToolSummaries>,
     /// The server's instructions of its stored surface.
     pub instructions: Option<String>,
