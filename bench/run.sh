@@ -24,6 +24,9 @@
 # --shared-surfaces S: the fleet serves only S distinct surfaces (server i answers as server
 # i % S), as real fleets do (one product per tenant or region): many servers, and shards, then
 # write the same surface records at once. The table names it.
+# --prompts P --resources R: every server also lists P prompts, R resources and one resource
+# template (read, digested, scanned and stored by the Actor); issue 37 compares
+# `--prompts 20 --resources 50` with the same run without them. The table names them.
 # Bounds: 2-round-trip bound = ceil(N/(C x shards)) x 2 x D (discover or initialize, then
 # tools/list); 1-round-trip limit = ceil(N/(C x shards)) x D. CPU and peak RSS come from GNU
 # time around the measured process alone. Timings are measured, never asserted: exit status
@@ -65,7 +68,7 @@ while [ $# -gt 0 ]; do
     --shared-surfaces) shared_surfaces="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --rounds) rounds="$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -212,6 +215,7 @@ rss_limit=50
 [ "$servers" -gt 100 ] && rss_limit=100
 [ "$shards" -gt 1 ] && rss_limit=150
 awk -v n="$servers" -v c="$concurrency" -v d="$delay_ms" -v tools="$tools" -v shards="$shards" \
+  -v prompts="$prompts" -v resources="$resources" \
   -v surfaces="${shared_surfaces:-$servers}" -v rounds="$rounds" -v rss_limit="$rss_limit" \
   -v nproc="$(nproc)" -v py_detail="$( [ "$skip_python" = 0 ] && cat "$work/python-1.out" || true)" '
   function ceil(x) { return (x == int(x)) ? x : int(x) + 1 }
@@ -239,6 +243,8 @@ awk -v n="$servers" -v c="$concurrency" -v d="$delay_ms" -v tools="$tools" -v sh
     label["python"] = "Python SDK client (mcp 2.3)"
     label["bare"] = "Bare rmcp listing (tools only)"
     printf "\nWhole-run benchmark: %d servers x %d tools, %d ms before every response, concurrency %d, %d CPUs\n", n, tools, d, c, nproc
+    if (prompts > 0 || resources > 0) printf "Declared lists: every server also lists %d prompts, %d resources and one resource template\n", prompts, resources
+    else printf "Declared lists: none (tools only; --prompts P --resources R to add them)\n"
     if (surfaces < n) printf "Shared surfaces: the servers serve %d distinct surfaces (server i as server i %% %d)\n", surfaces, surfaces
     else printf "Shared surfaces: none (every server its own surface; --shared-surfaces S to share)\n"
     if (shards > 1) {

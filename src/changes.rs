@@ -17,9 +17,13 @@
 //! This is the one function both the Actor run and the offline `diff` command use, so the two
 //! always report the same records for the same surfaces.
 
+mod lost;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+
+pub use lost::{Digests, baseline_lost};
 
 use crate::diff::{self, Change, ChangeClass, Severity};
 use crate::risk::{self, Capability, IdentitySignal, Risk, ToolAssessment};
@@ -64,57 +68,6 @@ fn changes_the_surface(change: &Change) -> bool {
         class if class.is_declared_item() => !class.follows_data(),
         _ => change.tool_name.is_some(),
     }
-}
-
-/// The one record of a surface that changed while its stored surface record was gone: the
-/// change cannot be walked field by field, so it is `high` (it may hide a destructive or
-/// authentication change) and its details name the tools added, removed or changed as far as
-/// the old per-tool digests (`old_tools`) allow.
-pub fn baseline_lost(
-    old_digest: &str,
-    old_tools: Option<&BTreeMap<String, String>>,
-    new_digest: &str,
-    new_tools: &BTreeMap<String, String>,
-) -> Change {
-    let mut change = Change::new(
-        ChangeClass::BaselineLost,
-        None,
-        "tools",
-        Some(json!(old_digest)),
-        Some(json!(new_digest)),
-        Severity::High,
-    );
-    change.details = match old_tools {
-        Some(old) => {
-            let names = |what: &str, list: Vec<&String>| {
-                (!list.is_empty()).then(|| {
-                    let joined: Vec<&str> = list.iter().map(|s| s.as_str()).collect();
-                    format!("{what}: {}", joined.join(", "))
-                })
-            };
-            let added = new_tools.keys().filter(|n| !old.contains_key(*n)).collect();
-            let removed = old.keys().filter(|n| !new_tools.contains_key(*n)).collect();
-            let changed = new_tools
-                .iter()
-                .filter(|(n, d)| old.get(*n).is_some_and(|o| o != *d))
-                .map(|(n, _)| n)
-                .collect();
-            let mut details: Vec<String> = [
-                names("tools added", added),
-                names("tools removed", removed),
-                names("tools changed", changed),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            if details.is_empty() {
-                details.push("the per-tool digests show no difference".to_string());
-            }
-            details
-        }
-        None => vec!["which tools changed is unknown: the ledger kept no per-tool digests".into()],
-    };
-    change
 }
 
 /// One `poisoning_marker_added` record (high) per tool and pointer whose object key the served
@@ -648,49 +601,6 @@ mod tests {
             let signal = (!expected.is_empty() && version == "1")
                 .then_some(IdentitySignal::SurfaceChangedSameVersion);
             assert_eq!(set.identity_signal, signal);
-        }
-    }
-
-    #[test]
-    fn a_lost_baseline_names_what_the_per_tool_digests_tell() {
-        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs
-                .iter()
-                .map(|(n, d)| (n.to_string(), d.to_string()))
-                .collect()
-        };
-        let old = map(&[("keep", "1"), ("edit", "2"), ("gone", "3")]);
-        let new = map(&[("keep", "1"), ("edit", "9"), ("fresh", "4")]);
-        type Digests = BTreeMap<String, String>;
-        let cases: [(Option<&Digests>, &Digests, &[&str]); 3] = [
-            (
-                Some(&old),
-                &new,
-                &[
-                    "tools added: fresh",
-                    "tools removed: gone",
-                    "tools changed: edit",
-                ],
-            ),
-            (
-                Some(&old),
-                &old,
-                &["the per-tool digests show no difference"],
-            ),
-            (
-                None,
-                &new,
-                &["which tools changed is unknown: the ledger kept no per-tool digests"],
-            ),
-        ];
-        for (old_tools, new_tools, details) in cases {
-            let change = baseline_lost("old", old_tools, "new", new_tools);
-            assert_eq!(change.change_class, ChangeClass::BaselineLost);
-            assert_eq!(change.severity, Severity::High);
-            assert_eq!(change.tool_name, None);
-            assert_eq!(change.old_value, Some(json!("old")));
-            assert_eq!(change.new_value, Some(json!("new")));
-            assert_eq!(change.details, details);
         }
     }
 }

@@ -15,7 +15,7 @@ use mcp_surface_ledger::ledger::{
     Archived, ChangeValues, Entry, HistoryItem, KeptValue, Ledger, MAX_KEPT_VALUE_BYTES, ValueRef,
 };
 use mcp_surface_ledger::platform::MAX_RECORD_BYTES;
-use mcp_surface_ledger::surface::ServerIdentity;
+use mcp_surface_ledger::surface::{ItemDigests, ServerIdentity};
 
 /// How much of the history carries kept values, and how large they are.
 #[derive(Clone, Copy)]
@@ -40,6 +40,21 @@ fn kept_values(bytes: usize) -> ChangeValues {
     ChangeValues {
         old: Some(side.clone()),
         new: Some(side),
+    }
+}
+
+/// The short digests of 20 prompts and 5 resource templates (`Entry::declared_digests`), names
+/// as long as real ones.
+fn declared_digests() -> ItemDigests {
+    let named = |prefix: &str, count: usize| {
+        (0..count)
+            .map(|p| (format!("{prefix}_{p}"), "0123456789abcdef".to_string()))
+            .collect()
+    };
+    ItemDigests {
+        prompts: named("summarize_pull_request_review", 20),
+        resource_templates: named("repository_file_contents", 5),
+        not_itemized: Vec::new(),
     }
 }
 
@@ -81,6 +96,7 @@ fn entry(i: usize, view: &str, history: usize, tools: usize, values: Values) -> 
                 })
                 .collect()
         }),
+        declared_digests: None,
         repeated_keys: None,
         raw_digest: None,
         archived: Vec::new(),
@@ -117,10 +133,25 @@ fn index_bytes_with(
     tools: usize,
     values: Values,
 ) -> usize {
+    sealed_bytes(servers, views, |i, view| {
+        entry(i, view, history, tools, values)
+    })
+}
+
+/// [`index_bytes_with_tools`] with the digests of 20 prompts and 5 templates in every entry.
+fn index_bytes_with_declared(servers: usize, history: usize, tools: usize) -> usize {
+    sealed_bytes(servers, &[""], |i, view| Entry {
+        declared_digests: Some(declared_digests()),
+        ..entry(i, view, history, tools, NO_VALUES)
+    })
+}
+
+/// The size of the sealed index of `servers` entries (each view) made by `entry`.
+fn sealed_bytes(servers: usize, views: &[&str], entry: impl Fn(usize, &str) -> Entry) -> usize {
     let mut ledger = Ledger::empty("capacity");
     for i in 0..servers {
         for view in views {
-            let entry = entry(i, view, history, tools, values);
+            let entry = entry(i, view);
             ledger.servers.insert(entry.server_url.clone(), entry);
         }
     }
@@ -155,7 +186,9 @@ fn one_shard_of_servers_fits_one_ledger_record() {
 
 /// The per-tool digests that let a run name what changed when a surface record is gone
 /// (`Entry::tool_digests`, about 50 bytes a tool) come on top of the history; the index drops
-/// them (after shortening the history to 10) when they would not fit.
+/// them (after shortening the history to 10) when they would not fit. The digests of prompts
+/// and templates (`Entry::declared_digests`, about 1.3 KB for 20 prompts and 5 templates) go
+/// before the history is shortened.
 #[test]
 fn per_tool_digests_fit_a_typical_full_shard() {
     let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
@@ -174,6 +207,19 @@ fn per_tool_digests_fit_a_typical_full_shard() {
     assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 10, 100) <= MAX_RECORD_BYTES);
     // 500 tools each (the most a surface holds) do not fit: they are dropped then.
     assert!(index_bytes_with_tools(MAX_SERVERS, &[""], 0, 500) > MAX_RECORD_BYTES);
+    // The digests of 20 prompts and 5 templates besides 20 tools: with 25 history items a full
+    // shard does not fit, so they go before the history is cut to 10 (`FALLBACKS`); with 10
+    // they fit.
+    for history in [25, 10] {
+        let declared = index_bytes_with_declared(MAX_SERVERS, history, 20);
+        println!(
+            "{MAX_SERVERS} servers, 20 tools, 20 prompts, 5 templates, history {history:>2}: \
+             {:>6.2} MiB (one view)",
+            mib(declared)
+        );
+    }
+    assert!(index_bytes_with_declared(MAX_SERVERS, 25, 20) > MAX_RECORD_BYTES);
+    assert!(index_bytes_with_declared(MAX_SERVERS, 10, 20) <= MAX_RECORD_BYTES);
 }
 
 /// The kept before/after values (`HistoryItem::values`) come on top of the history. At their

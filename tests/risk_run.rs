@@ -258,7 +258,7 @@ async fn cached_insight_is_reused_only_for_the_surface_it_was_computed_for() {
     let doctor = |dir: &RunDir, computed_by: Option<&str>| {
         let mut cache = dir.ledger(insight_key);
         let key = surface_key.as_str().unwrap();
-        cache["surfaces"][key][1] = json!("low");
+        cache["surfaces"][key]["risk"] = json!("low");
         if let Some(by) = computed_by {
             cache["computed_by"] = json!(by);
         }

@@ -177,3 +177,57 @@ async fn title_icons_execution_and_meta_changes_are_rows_in_both_eras() {
         "default alert_on"
     );
 }
+
+/// A server read in one era and then in the other, with nothing changed, gives no change row:
+/// the SDK leaves `execution` out on the 2026-07-28 wire (tasks left the core protocol), which
+/// must not read as `taskSupport` going from `required` to `forbidden` (and back). Prompts,
+/// resources and templates move eras unchanged too.
+#[tokio::test]
+async fn a_server_moving_eras_with_no_real_change_gives_no_change() {
+    let mut surface = served(
+        "1.0.0",
+        notes_tool("Search notes", "required", 1, "https://example.com/a.png"),
+    );
+    surface["tools"].as_array_mut().unwrap().push(
+        json!({"name": "list_notes", "description": "Lists the notes.",
+                     "inputSchema": {"type": "object"},
+                     "execution": {"taskSupport": "optional"}}),
+    );
+    surface["prompts"] = json!([{"name": "summarize", "description": "Summarizes the notes",
+                                 "arguments": [{"name": "topic", "required": true}]}]);
+    surface["resources"] = json!([{"uri": "file:///notes/a.md", "name": "a.md"}]);
+    surface["resource_templates"] =
+        json!([{"name": "note", "uriTemplate": "file:///notes/{name}"}]);
+    let file = SurfaceFile::new(&surface);
+    let mode = PythonMode {
+        json_response: true,
+        stateless: false,
+    };
+    let Some(peer) = support::python::start(&file, mode) else {
+        return support::skip("era move", "Python peer not installed");
+    };
+    let url = peer.url().to_string();
+    let every_class: Vec<&str> = mcp_surface_ledger::diff::ChangeClass::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    let input = json!({"servers": [url], "alert_on": every_class});
+    let dir = RunDir::new();
+    let eras = [Era::Classic, Era::Modern, Era::Classic];
+    for (run, era) in eras.into_iter().enumerate() {
+        dir.run_ok(&input, Some(era)).await;
+        let rows = Rows::of(&dir);
+        let row = rows.server(&url);
+        assert_eq!(row["ok"], true, "run {run} {era:?}: {row}");
+        let want = if run == 0 { "created" } else { "compared" };
+        assert_eq!(row["ledger_status"], want, "run {run} {era:?}");
+        assert!(
+            rows.changes.is_empty(),
+            "run {run} {era:?}: {:?}",
+            rows.changes
+        );
+        // The reads differ (the classic wire carries `execution`, the modern one does not):
+        // each run compares two different surfaces, not one surface twice.
+        assert_eq!(row["digest_changed"], run > 0, "run {run} {era:?}: {row}");
+    }
+}

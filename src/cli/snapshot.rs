@@ -55,7 +55,8 @@ pub struct Snapshot {
     pub resources_total: Option<u64>,
     /// Number of prompts, when counted.
     pub prompts_total: Option<u64>,
-    /// The highest declared risk of any tool (`low` without tools): evidence only.
+    /// The highest declared risk of any tool (`low` without tools), `high` when the
+    /// instructions or a prompt, resource or template carry a poisoning marker: evidence only.
     pub risk: Risk,
     /// The highest risk with the protocol's defaults assumed for omitted hints (an
     /// unannotated tool counts as destructive); above `risk` only because of such tools.
@@ -145,8 +146,8 @@ impl Snapshot {
             mark_repeated_keys(&mut summarized, &wire.repeated_keys);
         }
         let assumed_risk = assumed_server_risk(&summarized);
-        let (summaries, server_risk, capabilities) = summarized;
-        let tools: Vec<SnapshotTool> = summaries
+        let tools: Vec<SnapshotTool> = summarized
+            .tools
             .into_iter()
             .zip(&surface.tools)
             .map(|(summary, tool)| SnapshotTool {
@@ -177,15 +178,15 @@ impl Snapshot {
             tools_truncated: wire.is_some_and(|w| w.tools_truncated),
             resources_total: wire.and_then(|w| w.resources_total),
             prompts_total: wire.and_then(|w| w.prompts_total),
-            risk: server_risk,
+            risk: summarized.risk,
             assumed_risk,
-            capabilities,
+            capabilities: summarized.capabilities,
             instructions_findings,
             tools,
             duplicate_tool_names: surface.duplicate_tool_names.clone(),
             invalid_tools: surface.invalid_tools.clone(),
             declared: surface.declared.clone(),
-            declared_findings: risk::declared::scan_all(&surface.declared),
+            declared_findings: summarized.declared_findings,
             observed_at,
         }
     }

@@ -130,11 +130,12 @@ pub fn side_of_value(label: String, value: Value) -> Result<Side, CliError> {
             None => Declared::default(),
         };
         let raws = |items: Vec<DeclaredItem>| items.into_iter().map(|i| i.raw).collect();
+        let summaries = declared.summaries();
         let declared = Declared::from_stored(
             raws(declared.prompts),
             raws(declared.resources),
             raws(declared.resource_templates),
-            declared.resource_list,
+            summaries,
             declared.unread,
         );
         let surface = Surface::from_tools(identity, tools)

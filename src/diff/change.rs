@@ -74,6 +74,7 @@ impl Change {
 /// then by tool name (UTF-16 order), class and field. `compare(s, s)` is always empty.
 pub fn compare(old: &Surface, new: &Surface) -> Vec<Change> {
     let mut changes = identity_changes(old, new);
+    let wires = fields::Wires::of(old, new);
     let (mut i, mut j) = (0, 0);
     while i < old.tools.len() || j < new.tools.len() {
         let order = match (old.tools.get(i), new.tools.get(j)) {
@@ -107,7 +108,7 @@ pub fn compare(old: &Surface, new: &Surface) -> Vec<Change> {
                 j += 1;
             }
             Ordering::Equal => {
-                compare_tool(&old.tools[i], &new.tools[j], &mut changes);
+                compare_tool(&old.tools[i], &new.tools[j], wires, &mut changes);
                 i += 1;
                 j += 1;
             }
@@ -159,7 +160,7 @@ fn identity_changes(old: &Surface, new: &Surface) -> Vec<Change> {
     changes
 }
 
-fn compare_tool(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
+fn compare_tool(old: &Tool, new: &Tool, wires: fields::Wires, out: &mut Vec<Change>) {
     if same(&old.raw, &new.raw) {
         return;
     }
@@ -193,7 +194,7 @@ fn compare_tool(old: &Tool, new: &Tool, out: &mut Vec<Change>) {
     );
     hint_changes(old, new, out);
     let mut fields = Vec::new();
-    fields::field_changes(old, new, &mut fields);
+    fields::field_changes(old, new, wires, &mut fields);
     for f in fields {
         let mut change = Change::new(f.class, name, &f.field, f.old, f.new, f.severity);
         change.compatibility = f.compatibility;

@@ -82,11 +82,16 @@ pub enum ChangeClass {
     ResourceTemplateRemoved,
     /// A resource template's `uriTemplate` changed (graded: a variable added is breaking).
     ResourceTemplateUriChanged,
+    /// The count of a summarized prompt list changed (more than 500 prompts, or a list cut
+    /// by the page limit, is one summary, not one item per prompt).
+    PromptCountChanged,
+    /// The count of a summarized resource template list changed (as for prompts).
+    ResourceTemplateCountChanged,
 }
 
 impl ChangeClass {
     /// Every class, in declaration (and sort) order.
-    pub const ALL: [ChangeClass; 34] = [
+    pub const ALL: [ChangeClass; 36] = [
         ChangeClass::ToolAdded,
         ChangeClass::ToolRemoved,
         ChangeClass::InputSchemaChanged,
@@ -121,6 +126,8 @@ impl ChangeClass {
         ChangeClass::ResourceTemplateAdded,
         ChangeClass::ResourceTemplateRemoved,
         ChangeClass::ResourceTemplateUriChanged,
+        ChangeClass::PromptCountChanged,
+        ChangeClass::ResourceTemplateCountChanged,
     ];
 
     /// The wire name of the class.
@@ -160,6 +167,8 @@ impl ChangeClass {
             ChangeClass::ResourceTemplateAdded => "resource_template_added",
             ChangeClass::ResourceTemplateRemoved => "resource_template_removed",
             ChangeClass::ResourceTemplateUriChanged => "resource_template_uri_changed",
+            ChangeClass::PromptCountChanged => "prompt_count_changed",
+            ChangeClass::ResourceTemplateCountChanged => "resource_template_count_changed",
         }
     }
 
@@ -188,15 +197,18 @@ impl ChangeClass {
         ]
     }
 
-    /// True for the classes that follow the data a server lists as resources rather than its
-    /// declared surface (a resource added or removed, a summarized list's count): they do not
-    /// make the identity signal, since data changes under the same server version.
+    /// True for the classes that follow the data a server lists rather than its declared
+    /// surface (a resource added or removed, a summarized list's count: a list that long is
+    /// data): they do not make the identity signal, since data changes under the same server
+    /// version.
     pub fn follows_data(self) -> bool {
         matches!(
             self,
             ChangeClass::ResourceAdded
                 | ChangeClass::ResourceRemoved
                 | ChangeClass::ResourceCountChanged
+                | ChangeClass::PromptCountChanged
+                | ChangeClass::ResourceTemplateCountChanged
         )
     }
 
@@ -219,6 +231,8 @@ impl ChangeClass {
                 | ChangeClass::ResourceTemplateAdded
                 | ChangeClass::ResourceTemplateRemoved
                 | ChangeClass::ResourceTemplateUriChanged
+                | ChangeClass::PromptCountChanged
+                | ChangeClass::ResourceTemplateCountChanged
         )
     }
 }

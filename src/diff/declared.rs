@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::change::Change;
 use super::class::{ChangeClass, Compatibility, Severity};
 use super::grade::opt_same;
-use crate::surface::declared::surface_view;
+use crate::surface::declared::{RESOURCE_SAMPLE, surface_view};
 use crate::surface::{Declared, DeclaredItem, DeclaredKind, canon};
 
 /// The `field` that names an item: `prompts["greet"]` ([`DeclaredKind::item_field`]).
@@ -64,10 +64,8 @@ pub fn compare_declared(old: &Declared, new: &Declared) -> Vec<Change> {
         if !old.knows(kind) || !new.knows(kind) {
             continue;
         }
-        if kind == DeclaredKind::Resource
-            && (old.resource_list.is_some() || new.resource_list.is_some())
-        {
-            changes.extend(resource_count_change(old, new));
+        if old.summary(kind).is_some() || new.summary(kind).is_some() {
+            changes.extend(count_change(kind, old, new));
             continue;
         }
         compare_items(kind, old.items(kind), new.items(kind), &mut changes);
@@ -389,40 +387,46 @@ pub fn grade_uri_template(
     worst(&findings)
 }
 
-/// The one change of a resource list kept as a summary (on either side): its count, with a
-/// sample of the new list. A list that keeps its count gives none, whatever its items.
-fn resource_count_change(old: &Declared, new: &Declared) -> Option<Change> {
-    let summary = |d: &Declared| match &d.resource_list {
+/// The one change of a list kept as a summary (on either side): its count, with a sample of
+/// the new list. A list that keeps its count gives none, whatever its items.
+fn count_change(kind: DeclaredKind, old: &Declared, new: &Declared) -> Option<Change> {
+    let summary = |d: &Declared| match d.summary(kind) {
         Some(list) => (list.total, list.complete),
-        None => (d.resources.len() as u64, true),
+        None => (d.items(kind).len() as u64, true),
     };
     let (before, after) = (summary(old), summary(new));
     if before == after {
         return None;
     }
-    let sample: Vec<String> = match &new.resource_list {
+    let sample: Vec<String> = match new.summary(kind) {
         Some(list) => list.sample.clone(),
         None => new
-            .resources
+            .items(kind)
             .iter()
-            .take(5)
+            .take(RESOURCE_SAMPLE)
             .map(|r| r.key.clone())
             .collect(),
     };
+    let class = match kind {
+        DeclaredKind::Prompt => ChangeClass::PromptCountChanged,
+        DeclaredKind::Resource => ChangeClass::ResourceCountChanged,
+        DeclaredKind::ResourceTemplate => ChangeClass::ResourceTemplateCountChanged,
+    };
     let value = |(total, complete): (u64, bool)| json!({"total": total, "complete": complete});
     let mut change = Change::new(
-        ChangeClass::ResourceCountChanged,
+        class,
         None,
-        "resources",
+        kind.list_key(),
         Some(value(before)),
         Some(value(after)),
         Severity::Low,
     );
     change.details = vec![
         format!(
-            "{} → {} resources{}",
+            "{} → {} {}s{}",
             before.0,
             after.0,
+            kind.noun(),
             if after.1 {
                 ""
             } else {
@@ -484,6 +488,14 @@ pub fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
         ChangeClass::ResourceCountChanged => (
             "The count of a summarized resource list changed",
             "The list is large or was cut by the page limit, so it is kept as a count with a sample rather than item by item.",
+        ),
+        ChangeClass::PromptCountChanged => (
+            "The count of a summarized prompt list changed",
+            "The list holds more than 500 prompts or was cut by the page limit, so it is kept as a count with a sample rather than item by item; its prompts are neither compared nor scanned one by one.",
+        ),
+        ChangeClass::ResourceTemplateCountChanged => (
+            "The count of a summarized resource template list changed",
+            "The list holds more than 500 templates or was cut by the page limit, so it is kept as a count with a sample rather than item by item; its templates are neither compared nor scanned one by one.",
         ),
         ChangeClass::ResourceTemplateAdded => (
             "The server lists a new resource template",

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::surface::ListRead;
+use crate::surface::declared::ITEMIZED_PROMPTS_MAX;
 
 fn declared(prompts: Value, resources: Value, templates: Value) -> Declared {
     let read = |v: Value| {
@@ -246,6 +247,68 @@ fn a_churning_large_resource_list_is_one_count_change_at_most() {
     // Growing past the itemized limit is one count change, not 100 removals.
     let small = declared(json!([]), files(10, 4), json!([]));
     assert_eq!(compare_declared(&small, &c).len(), 1);
+}
+
+#[test]
+fn prompts_and_templates_beyond_the_limit_are_one_count_change_at_most() {
+    let named = |n: usize, run: usize, template: bool| {
+        Value::Array(
+            (0..n)
+                .map(|i| {
+                    let mut item = json!({"name": format!("r{run}_{i:04}"), "description": "d"});
+                    if template {
+                        item["uriTemplate"] = json!(format!("x://{run}/{i}/{{id}}"));
+                    }
+                    item
+                })
+                .collect(),
+        )
+    };
+    let over = ITEMIZED_PROMPTS_MAX + 100;
+    // (old, new, class expected of the one change; `None`: no change)
+    let prompts = |n, run| declared(named(n, run, false), json!([]), json!([]));
+    let templates = |n, run| declared(json!([]), json!([]), named(n, run, true));
+    let cases = [
+        (prompts(over, 1), prompts(over, 2), None),
+        (
+            prompts(over, 1),
+            prompts(over + 1, 2),
+            Some(ChangeClass::PromptCountChanged),
+        ),
+        (
+            prompts(3, 1),
+            prompts(over, 2),
+            Some(ChangeClass::PromptCountChanged),
+        ),
+        (templates(over, 1), templates(over, 2), None),
+        (
+            templates(over, 1),
+            templates(5, 2),
+            Some(ChangeClass::ResourceTemplateCountChanged),
+        ),
+    ];
+    for (old, new, class) in cases {
+        let changes = compare_declared(&old, &new);
+        assert_eq!(
+            changes.iter().map(|c| c.change_class).collect::<Vec<_>>(),
+            class.into_iter().collect::<Vec<_>>(),
+            "{changes:?}"
+        );
+        for change in &changes {
+            assert_eq!(change.severity, Severity::Low);
+            assert!(change.change_class.follows_data());
+            assert!(
+                change.details[1].starts_with("sample: r2_0000"),
+                "{change:?}"
+            );
+        }
+    }
+    let cut = prompts(over, 1);
+    assert_eq!(
+        cut.prompt_list.as_ref().map(|l| (l.total, l.complete)),
+        Some((over as u64, true))
+    );
+    assert!(cut.prompts.is_empty());
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use super::class::{ChangeClass, Compatibility, Severity};
 use super::grade::opt_same;
-use crate::surface::Tool;
+use crate::surface::{Surface, Tool};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
@@ -51,11 +51,44 @@ pub(super) struct FieldChange {
     pub details: Vec<String>,
 }
 
+/// The first protocol revision with tool tasks in its core (`execution.taskSupport`).
+const TASKS_FROM: &str = "2025-11-25";
+/// The first protocol revision without them: tasks left the core protocol.
+const TASKS_UNTIL: &str = "2026-07-28";
+
+/// Whether each side's wire defines tool tasks, so that a tool without `execution` declares
+/// `taskSupport: forbidden` there. On a wire without tasks (before 2025-11-25, or 2026-07-28
+/// and later) servers leave `execution` out whatever the tool supports, so its absence says
+/// nothing: a server that moves between eras must not show a `taskSupport` change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Wires {
+    /// The old surface's wire defines tasks.
+    pub old_has_tasks: bool,
+    /// The new surface's wire defines tasks.
+    pub new_has_tasks: bool,
+}
+
+impl Wires {
+    /// The wires of two surfaces, from the protocol revision each was read with.
+    pub(super) fn of(old: &Surface, new: &Surface) -> Wires {
+        Wires {
+            old_has_tasks: defines_tasks(old.identity.protocol_version.as_deref()),
+            new_has_tasks: defines_tasks(new.identity.protocol_version.as_deref()),
+        }
+    }
+}
+
+/// Whether a protocol revision has tasks in its core. A surface whose revision is unknown (a
+/// hand-written snapshot) is taken to have them, so an absent `execution` stays `forbidden`.
+fn defines_tasks(protocol_version: Option<&str>) -> bool {
+    protocol_version.is_none_or(|v| (TASKS_FROM..TASKS_UNTIL).contains(&v))
+}
+
 /// Appends the changes of every tool field this module owns.
-pub(super) fn field_changes(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
+pub(super) fn field_changes(old: &Tool, new: &Tool, wires: Wires, out: &mut Vec<FieldChange>) {
     title_change(old, new, out);
     simple_change(ChangeClass::ToolIconsChanged, "icons", old, new, out);
-    execution_changes(old, new, out);
+    execution_changes(old, new, wires, out);
     meta_change(old, new, out);
     idempotent_change(old, new, out);
     other_annotation_changes(old, new, out);
@@ -224,9 +257,13 @@ fn grade_task_support(was: &TaskSupport, is: &TaskSupport) -> (Compatibility, &'
     }
 }
 
-fn execution_changes(old: &Tool, new: &Tool, out: &mut Vec<FieldChange>) {
+fn execution_changes(old: &Tool, new: &Tool, wires: Wires, out: &mut Vec<FieldChange>) {
     let (o, n) = (field(old, "execution"), field(new, "execution"));
     if opt_same(o, n) {
+        return;
+    }
+    // An `execution` left out on a wire without tasks is unknown, not `forbidden`.
+    if (o.is_none() && !wires.old_has_tasks) || (n.is_none() && !wires.new_has_tasks) {
         return;
     }
     let (was, is) = (TaskSupport::of(old), TaskSupport::of(new));

@@ -434,3 +434,47 @@ fn real_releases_give_rows_for_every_changed_tool_and_no_false_ones() {
         assert_eq!(count(v, "tool_execution_changed"), 0, "{v}");
     }
 }
+
+#[test]
+fn an_execution_left_out_on_a_wire_without_tasks_is_not_a_change() {
+    let surface = |version: Option<&str>, t: Value| {
+        let identity = ServerIdentity {
+            protocol_version: version.map(str::to_owned),
+            ..ServerIdentity::default()
+        };
+        Surface::from_tools(identity, vec![tool(t)]).unwrap()
+    };
+    let required = json!({"execution": {"taskSupport": "required"}});
+    let optional = json!({"execution": {"taskSupport": "optional"}});
+    let absent = json!({});
+    // (old revision, old tool, new revision, new tool, execution rows expected)
+    let cases = [
+        ("2025-11-25", &required, "2026-07-28", &absent, 0),
+        ("2026-07-28", &absent, "2025-11-25", &optional, 0),
+        ("2025-06-18", &absent, "2025-11-25", &required, 0),
+        ("2025-11-25", &required, "2025-11-25", &absent, 1),
+        ("2025-11-25", &absent, "2025-11-25", &optional, 1),
+        ("2025-11-25", &required, "2026-07-28", &optional, 1),
+        ("2026-07-28", &absent, "2026-07-28", &absent, 0),
+    ];
+    for (old_version, old, new_version, new, rows) in cases {
+        let changes = compare(
+            &surface(Some(old_version), old.clone()),
+            &surface(Some(new_version), new.clone()),
+        );
+        let execution = changes
+            .iter()
+            .filter(|c| c.change_class == ChangeClass::ToolExecutionChanged)
+            .count();
+        assert_eq!(
+            execution, rows,
+            "{old_version} {old} → {new_version} {new}: {changes:?}"
+        );
+    }
+    // A surface of unknown revision (a snapshot file) keeps reading absent as forbidden.
+    let unknown = compare(
+        &surface(None, required.clone()),
+        &surface(None, absent.clone()),
+    );
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+}

@@ -45,7 +45,7 @@ pub use values::{PackReader, Pending, ValueError, is_value_pack};
 use crate::diff::{AuthState, Change};
 use crate::mcp::Era;
 use crate::platform::{MAX_RECORD_BYTES, Record, Storage, StorageError, Store};
-use crate::surface::{DIGEST_ALGORITHM, ServerIdentity, Sha256Digest, Surface};
+use crate::surface::{DIGEST_ALGORITHM, ItemDigests, ServerIdentity, Sha256Digest, Surface};
 
 /// Version of the index record format this build writes and reads.
 pub const LEDGER_FORMAT: u32 = 1;
@@ -195,6 +195,10 @@ pub struct Entry {
     /// stay within the record size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_digests: Option<BTreeMap<String, String>>,
+    /// The same for the prompts and resource templates of the last readable surface
+    /// ([`ItemDigests`]; resources are not kept, see there why). `None` like `tool_digests`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_digests: Option<ItemDigests>,
     /// `(tool name, pointer)` of every object key the last readable `tools/list` answer
     /// repeated (the parsed surface keeps only one copy, so the digest cannot see these).
     /// `None` in entries written before this was recorded: nothing to compare with yet.
@@ -454,6 +458,7 @@ impl Ledger {
                 surface_key: None,
                 tools_total: 0,
                 tool_digests: None,
+                declared_digests: None,
                 repeated_keys: None,
                 raw_digest: None,
                 archived: Vec::new(),
@@ -480,6 +485,11 @@ impl Ledger {
                 {
                     entry.tool_digests =
                         Some(tool_digests.unwrap_or_else(|| self::tool_digests(surface)));
+                }
+                if entry.declared_digests.is_none()
+                    || entry.tool_digest.as_deref() != Some(tool_digest.as_str())
+                {
+                    entry.declared_digests = Some(ItemDigests::of(&surface.declared));
                 }
                 entry.repeated_keys = Some(repeated_keys);
                 entry.era = Some(era);

@@ -12,7 +12,8 @@ use serde_json::Value;
 use super::{Entry, LEDGER_FORMAT, SURFACE_KEY_PREFIX};
 use crate::platform::{MAX_RECORD_BYTES, Record};
 use crate::surface::{
-    Declared, DeclaredItem, DeclaredKind, ResourceList, ServerIdentity, Surface, hash_value,
+    Declared, DeclaredItem, DeclaredKind, ListSummary, ServerIdentity, Summaries, Surface,
+    hash_value,
 };
 
 /// Version of the surface records this build writes: 3 is 2 with the prompts, resources and
@@ -59,7 +60,13 @@ pub struct StoredSurface {
     pub resource_templates: Vec<Value>,
     /// The summary of a resource list too large to itemize.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_list: Option<ResourceList>,
+    pub resource_list: Option<ListSummary>,
+    /// The summary of a prompt list too long to itemize.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_list: Option<ListSummary>,
+    /// The summary of a resource template list too long to itemize.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_template_list: Option<ListSummary>,
     /// Kinds declared but not read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unread: Vec<DeclaredKind>,
@@ -78,7 +85,11 @@ struct StoredSurfaceView<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     resource_templates: Vec<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    resource_list: Option<&'a ResourceList>,
+    resource_list: Option<&'a ListSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_list: Option<&'a ListSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_template_list: Option<&'a ListSummary>,
     #[serde(skip_serializing_if = "<[DeclaredKind]>::is_empty")]
     unread: &'a [DeclaredKind],
 }
@@ -94,6 +105,8 @@ impl<'a> StoredSurfaceView<'a> {
             resources: raws(&surface.declared.resources),
             resource_templates: raws(&surface.declared.resource_templates),
             resource_list: surface.declared.resource_list.as_ref(),
+            prompt_list: surface.declared.prompt_list.as_ref(),
+            resource_template_list: surface.declared.resource_template_list.as_ref(),
             unread: &surface.declared.unread,
         }
     }
@@ -214,7 +227,11 @@ impl StoredSurface {
             self.prompts,
             self.resources,
             self.resource_templates,
-            self.resource_list,
+            Summaries {
+                prompts: self.prompt_list,
+                resources: self.resource_list,
+                resource_templates: self.resource_template_list,
+            },
             self.unread,
         );
         declared.not_recorded = self.format < DECLARED_FORMAT;

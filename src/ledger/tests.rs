@@ -244,9 +244,10 @@ fn per_tool_digests_follow_the_surface_and_go_before_the_last_history() {
     let mut ten = with_history.clone();
     ten.servers.values_mut().for_each(|e| e.drop_oldest(20));
     let mut bare = ten.clone();
-    bare.servers
-        .values_mut()
-        .for_each(|e| e.tool_digests = None);
+    bare.servers.values_mut().for_each(|e| {
+        e.tool_digests = None;
+        e.declared_digests = None;
+    });
     // Sizes as written: the chain is sealed into every record.
     crate::chain::seal(&mut ten);
     crate::chain::seal(&mut bare);

@@ -16,57 +16,74 @@ use crate::platform::{MAX_RECORD_BYTES, Record, Storage};
 pub(super) const ARCHIVE_UNDER_PRESSURE: [(usize, usize); 3] = [(25, 25), (10, 10), (0, 0)];
 
 /// How much an index keeps of each entry: history items, how many of the newest items keep
-/// their values ([`HistoryItem::values`]), and whether the per-tool digests stay.
+/// their values ([`HistoryItem::values`]), and whether the per-tool digests and the prompts'
+/// and templates' digests stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Keep {
     pub(super) history: usize,
     pub(super) values: usize,
     pub(super) tool_digests: bool,
+    pub(super) declared_digests: bool,
 }
 
 /// What the index keeps when it would exceed [`crate::platform::MAX_RECORD_BYTES`], tried in
 /// order: values go before history items (the items are the audit trail; every value is also
-/// in its run's change row), then the history is shortened, then the per-tool digests go.
-pub(super) const FALLBACKS: [Keep; 8] = [
+/// in its run's change row), then the prompts' and templates' digests, then the history is
+/// shortened, then the per-tool digests go.
+pub(super) const FALLBACKS: [Keep; 9] = [
     Keep {
         history: usize::MAX,
         values: usize::MAX,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: MAX_HISTORY,
         values: MAX_HISTORY,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: 25,
         values: 25,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: 25,
         values: 5,
         tool_digests: true,
+        declared_digests: true,
     },
     Keep {
         history: 25,
         values: 0,
         tool_digests: true,
+        declared_digests: true,
+    },
+    Keep {
+        history: 25,
+        values: 0,
+        tool_digests: true,
+        declared_digests: false,
     },
     Keep {
         history: 10,
         values: 0,
         tool_digests: true,
+        declared_digests: false,
     },
     Keep {
         history: 10,
         values: 0,
         tool_digests: false,
+        declared_digests: false,
     },
     Keep {
         history: 0,
         values: 0,
         tool_digests: false,
+        declared_digests: false,
     },
 ];
 impl Entry {
@@ -189,7 +206,8 @@ impl Ledger {
 
     /// The index record, within `limit` bytes: when it is too large, the older items lose
     /// their values and every server's history is cut to its most recent items, then the
-    /// per-tool digests are dropped, then the history, until it fits ([`FALLBACKS`]).
+    /// prompts' and templates' digests, the history beyond 10 items, the per-tool digests, then
+    /// the history are dropped, until it fits ([`FALLBACKS`]).
     pub(super) fn record_within(&mut self, limit: usize) -> Result<Record, LedgerError> {
         let mut size = 0;
         for keep in FALLBACKS {
@@ -199,6 +217,9 @@ impl Ledger {
                 entry.keep_values(keep.values);
                 if !keep.tool_digests {
                     entry.tool_digests = None;
+                }
+                if !keep.declared_digests {
+                    entry.declared_digests = None;
                 }
             }
             crate::chain::seal(self);

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::diff::{Change, ChangeClass, Compatibility, Severity};
 use crate::reason::ReasonCode;
-use crate::risk::{Capability, IdentitySignal, Risk};
+use crate::risk::{Capability, Finding, IdentitySignal, Risk};
 use crate::surface::InvalidTool;
 use crate::targets::Listing;
 
@@ -128,8 +128,14 @@ pub struct ServerRow {
     pub digest_changed: bool,
     /// Per-tool hashes, effective hints, capabilities, risk and findings.
     pub tools: Vec<ToolSummary>,
+    /// Poisoning markers and advisories in the texts of the server's prompts, resources and
+    /// resource templates, as `tools[].findings` are for tools; each pointer names the item
+    /// and the text (`prompts["greet"]/description`).
+    #[serde(default)]
+    pub declared_findings: Vec<Finding>,
     /// The server's declared risk: the highest declared risk of its tools (`high` only on
-    /// evidence: a destructive verb or hint, execution, payment, a poisoning marker).
+    /// evidence: a destructive verb or hint, execution, payment, a poisoning marker in a tool,
+    /// the instructions, a prompt, a resource or a template).
     pub risk: Option<Risk>,
     /// The risk if the protocol's defaults hold for every hint the tools leave out; above
     /// `risk` only when an unannotated tool is what makes the difference.

@@ -1,6 +1,7 @@
 //! The per-tool summaries of a server row: each tool's digests, effective hints and risk
-//! assessment, the server's declared and assumed risk, and the revision of what they compute
-//! (the insight cache is keyed on it).
+//! assessment, the findings in the server's prompts, resources and resource templates, the
+//! server's declared and assumed risk, and the revision of what they compute (the insight cache
+//! is keyed on it).
 
 use std::collections::BTreeMap;
 
@@ -70,22 +71,35 @@ impl ToolSummary {
 /// when it was computed at this revision: bump it whenever a code change can alter any summary
 /// (hashes, hints, capabilities, risk, findings). `tests/insight_fingerprint.rs` fails until
 /// that is done.
-pub const INSIGHT_REVISION: u32 = 2;
+pub const INSIGHT_REVISION: u32 = 3;
 
-/// Per-tool summaries, the server's declared risk, and capability → tool names.
-pub type ToolSummaries = (Vec<ToolSummary>, Risk, BTreeMap<Capability, Vec<String>>);
+/// What a server row says of a surface beyond its digests: the per-tool summaries, the
+/// server's declared risk, capability → tool names, and the findings in its prompts, resources
+/// and resource templates. It depends only on the surface, so the insight cache keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSummaries {
+    /// One summary per tool, in the surface's order.
+    pub tools: Vec<ToolSummary>,
+    /// The server's declared risk: the highest of its tools, `high` when its instructions or
+    /// a prompt, resource or template carry a poisoning marker.
+    pub risk: Risk,
+    /// Capability → names of the tools that have it.
+    pub capabilities: BTreeMap<Capability, Vec<String>>,
+    /// The findings in the texts of prompts, resources and resource templates, each pointer
+    /// naming the item and the text (`prompts["greet"]/description`).
+    pub declared_findings: Vec<Finding>,
+}
 
 /// Adds a `duplicate_key` finding (a poisoning marker) to each named tool whose served JSON
 /// repeated an object key, raising that tool's risk and the server's to high. `repeated` holds
 /// `(tool name, pointer inside the tool)`.
 pub fn mark_repeated_keys(summaries: &mut ToolSummaries, repeated: &[(String, String)]) {
-    let (tools, server_risk, _) = summaries;
     for (name, pointer) in repeated {
-        if let Some(tool) = tools.iter_mut().find(|t| &t.name == name) {
+        if let Some(tool) = summaries.tools.iter_mut().find(|t| &t.name == name) {
             tool.findings.push(risk::duplicate_key_finding(pointer));
             tool.risk = Risk::High;
             tool.assumed_risk = Risk::High;
-            *server_risk = Risk::High;
+            summaries.risk = Risk::High;
         }
     }
 }
@@ -93,15 +107,16 @@ pub fn mark_repeated_keys(summaries: &mut ToolSummaries, repeated: &[(String, St
 /// A server's assumed risk: its declared risk, or higher when an unannotated tool is rated
 /// by the protocol's defaults.
 pub fn assumed_server_risk(summaries: &ToolSummaries) -> Risk {
-    let (tools, declared, _) = summaries;
-    tools
+    summaries
+        .tools
         .iter()
         .map(|t| t.assumed_risk)
-        .fold(*declared, Risk::max)
+        .fold(summaries.risk, Risk::max)
 }
 
-/// The per-tool summaries of a surface plus the server-level risk and capability map. A
-/// poisoning marker in the server's instructions makes the server's risk high as well.
+/// The per-tool summaries of a surface plus the server-level risk, the capability map and the
+/// findings of its prompts, resources and templates. A poisoning marker in the server's
+/// instructions, or in a prompt, resource or template, makes the server's risk high as well.
 pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
     summarize_tools_with(surface, surface.canonical_tools().tool_digests())
 }
@@ -129,16 +144,23 @@ pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> Too
                 .iter()
                 .any(Finding::is_marker)
         });
-    let server_risk = if poisoned_instructions {
+    let declared_findings = risk::declared::scan_all_with(&mut cache, &surface.declared);
+    let poisoned_declared = declared_findings.iter().any(Finding::is_marker);
+    let server_risk = if poisoned_instructions || poisoned_declared {
         Risk::High
     } else {
         tools_risk
     };
     let capabilities = risk::capability_map(assessed.iter().map(|(t, a)| (t.name.as_str(), a)));
-    let summaries = assessed
+    let tools = assessed
         .into_iter()
         .zip(digests)
         .map(|((tool, assessment), digests)| ToolSummary::of(tool, digests, assessment))
         .collect();
-    (summaries, server_risk, capabilities)
+    ToolSummaries {
+        tools,
+        risk: server_risk,
+        capabilities,
+        declared_findings,
+    }
 }

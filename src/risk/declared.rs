@@ -41,12 +41,17 @@ pub fn scan_changed(declared: &Declared, other: &Declared) -> Vec<Finding> {
 
 /// The findings of every item of a surface (for a snapshot or a server row).
 pub fn scan_all(declared: &Declared) -> Vec<Finding> {
-    let mut cache = ScanCache::default();
+    scan_all_with(&mut ScanCache::default(), declared)
+}
+
+/// [`scan_all`] with the scan cache of the tools' assessment, so a text a tool and a prompt
+/// share is scanned once.
+pub fn scan_all_with(cache: &mut ScanCache, declared: &Declared) -> Vec<Finding> {
     let mut findings = Vec::new();
     for kind in DeclaredKind::ALL {
         for item in declared.items(kind) {
             let prefix = kind.item_field(&item.key);
-            for mut finding in poison::scan_definition_with(&mut cache, &item.raw) {
+            for mut finding in poison::scan_definition_with(cache, &item.raw) {
                 finding.pointer = format!("{prefix}{}", finding.pointer);
                 findings.push(finding);
             }

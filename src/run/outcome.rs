@@ -134,9 +134,10 @@ pub(super) fn row_summaries(
     summaries
 }
 
-/// Where a server row's per-tool summaries come from. The row's `tools` stay empty until the
-/// row is serialized: a fleet's rows wait for the end of the run, and holding a copy of every
-/// surface's summaries there would double what the insight cache already holds.
+/// Where a server row's per-tool summaries and declared findings come from. The row's `tools`
+/// and `declared_findings` stay empty until the row is serialized: a fleet's rows wait for the
+/// end of the run, and holding a copy of every surface's summaries there would double what
+/// the insight cache already holds.
 pub(super) struct RowTools {
     pub(super) insight: Arc<ToolSummaries>,
     pub(super) repeated_keys: Vec<(String, String)>,
@@ -145,7 +146,12 @@ pub(super) struct RowTools {
 impl RowTools {
     /// The row's `tools`.
     pub(super) fn summaries(&self) -> Vec<crate::report::ToolSummary> {
-        row_summaries(&self.insight, &self.repeated_keys).0
+        row_summaries(&self.insight, &self.repeated_keys).tools
+    }
+
+    /// The row's `declared_findings`.
+    pub(super) fn declared_findings(&self) -> Vec<crate::risk::Finding> {
+        self.insight.declared_findings.clone()
     }
 }
 
@@ -244,7 +250,7 @@ pub(super) fn readable_row(
     entry: Option<&Entry>,
 ) -> ServerRow {
     let assumed_risk = assumed_server_risk(&facts.summaries);
-    let (_, risk, capabilities) = facts.summaries;
+    let (risk, capabilities) = (facts.summaries.risk, facts.summaries.capabilities);
     let anonymous = facts.anonymous;
     ServerRow {
         final_url: Some(observation.final_url.to_string()),

@@ -1,6 +1,8 @@
 //! Stage 3, recording: what each probe outcome does to the rows and the ledger entry (read,
 //! auth required, credential rejected or dropped, unstorable, failed), one log line per server.
 
+use std::collections::BTreeMap;
+
 use url::Url;
 
 use super::RunContext;
@@ -10,14 +12,15 @@ use super::outcome::{
     Outcome, Prepared, Probed, ReadFacts, RowTools, ServerResult, base_row, readable_auth,
     readable_row, unavailable_result,
 };
+use crate::changes::Digests;
 use crate::diff::{self, AuthState, Change, ChangeClass};
 use crate::input::Input;
-use crate::ledger::{Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
+use crate::ledger::{Entry, Ledger, LedgerError, MAX_IDENTITY_BYTES, StoredSurface, Update};
 use crate::mcp::{AuthFindings, Observation, ProbeFailure};
 use crate::platform::{MAX_RECORD_BYTES, Storage};
 use crate::reason::ReasonCode;
 use crate::report::{LedgerStatus, ServerRow};
-use crate::surface::Surface;
+use crate::surface::{ItemDigests, Surface};
 use crate::targets::Listing;
 
 /// Turns one probe outcome into rows and a ledger update.
@@ -223,13 +226,11 @@ pub(super) async fn record_readable<S: Storage>(
                                 ))
                             }
                         }
-                        changes.push(crate::changes::baseline_lost(
-                            entry.tool_digest.as_deref().unwrap_or_default(),
-                            entry.tool_digests.as_ref(),
+                        changes.push(lost_baseline_change(
+                            entry,
                             &digest,
-                            &tool_digests
-                                .clone()
-                                .unwrap_or_else(|| crate::ledger::tool_digests(&surface)),
+                            tool_digests.as_ref(),
+                            &surface,
                         ));
                         None
                     }
@@ -540,4 +541,30 @@ pub(super) fn log_verdict(row: &ServerRow) {
             tracing::warn!(%server, verdict = code, %error, "server not read")
         }
     }
+}
+
+/// The one `baseline_lost` change of a server whose stored surface is gone: what the short
+/// digests of its entry and of the surface read now tell.
+fn lost_baseline_change(
+    entry: &Entry,
+    digest: &str,
+    tool_digests: Option<&BTreeMap<String, String>>,
+    surface: &Surface,
+) -> Change {
+    let new_tools = tool_digests
+        .cloned()
+        .unwrap_or_else(|| crate::ledger::tool_digests(surface));
+    let new_declared = ItemDigests::of(&surface.declared);
+    crate::changes::baseline_lost(
+        Digests {
+            surface: entry.tool_digest.as_deref().unwrap_or_default(),
+            tools: entry.tool_digests.as_ref(),
+            declared: entry.declared_digests.as_ref(),
+        },
+        Digests {
+            surface: digest,
+            tools: Some(&new_tools),
+            declared: Some(&new_declared),
+        },
+    )
 }

@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::ledger::{self, ChangeValues, Entry, HistoryItem, Ledger};
 use crate::report::{ToolSummaries, assumed_server_risk};
-use crate::risk::Risk;
+use crate::risk::{self, Finding, Risk};
 use crate::server_status::ServerStatus;
-use crate::surface::{DeclaredItem, Surface};
+use crate::surface::{DeclaredItem, ListSummary, Surface};
 
 /// One watched server, as listed: its ledger entry, and its status after the last run.
 /// A server the last run could not read is listed with that status even when it was never
@@ -188,14 +188,55 @@ pub struct SurfaceView {
     /// of URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_list: Option<Value>,
+    /// A prompt list too long (over 500) or incomplete to itemize: `total`, `complete` and a
+    /// `sample` of names (`prompts` is then empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_list: Option<Value>,
+    /// A resource template list too long (over 500) or incomplete to itemize, like
+    /// `prompt_list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_template_list: Option<Value>,
     /// Kinds the server declares that were not read (`prompt`, `resource`,
     /// `resourceTemplate`): nothing is known of them.
     #[serde(default)]
     pub unread: Vec<String>,
+    /// Poisoning markers and advisories in the texts of the prompts, resources and resource
+    /// templates (a marker makes `risk` high), each pointer naming the item and the text
+    /// (`prompts["greet"]/description`).
+    #[serde(default)]
+    pub declared_findings: Vec<FindingView>,
     /// Set when the ledger asked for (the default, `DEFAULT`) does not exist and the store's
     /// only ledger was answered instead: says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// One finding of the risk scanner in a text of the surface.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FindingView {
+    /// The finding kind: `poisoning` (a marker), `advisory`, … (see `docs/risk.md`).
+    pub kind: String,
+    /// The rule that fired.
+    pub pattern: String,
+    /// Where: the item and the JSON pointer of the text inside it.
+    pub pointer: String,
+    /// The matched text, invisible characters shown as `\u{…}`.
+    pub excerpt: String,
+    /// How bad the finding is on its own: `low`, `medium` or `high`.
+    pub severity: String,
+}
+
+impl FindingView {
+    /// A finding as the API shows it.
+    fn of(finding: &Finding) -> Self {
+        FindingView {
+            kind: finding.kind.clone(),
+            pattern: finding.pattern.clone(),
+            pointer: finding.pointer.clone(),
+            excerpt: finding.excerpt.clone(),
+            severity: wire_name(&finding.severity),
+        }
+    }
 }
 
 /// The ledgers of a store, for the `list_ledgers` tool.
@@ -226,7 +267,8 @@ pub struct ServerDetail {
     pub server: ServerView,
     /// Its remembered changes, oldest first.
     pub history: Vec<ChangeView>,
-    /// The per-tool summaries of its stored surface (none without a readable one).
+    /// The per-tool summaries and the declared findings of its stored surface (none without
+    /// a readable one).
     pub tools: Option<ToolSummaries>,
     /// The server's instructions of its stored surface.
     pub instructions: Option<String>,
@@ -247,7 +289,7 @@ impl Risks {
     /// Both risks of a surface's summaries.
     pub(super) fn of(summaries: &ToolSummaries) -> Risks {
         Risks {
-            declared: summaries.1,
+            declared: summaries.risk,
             assumed: assumed_server_risk(summaries),
         }
     }
@@ -359,14 +401,21 @@ pub(super) fn surface_view(
         prompts: raw_items(&surface.declared.prompts),
         resources: raw_items(&surface.declared.resources),
         resource_templates: raw_items(&surface.declared.resource_templates),
-        resource_list: surface
-            .declared
-            .resource_list
-            .as_ref()
-            .and_then(|list| serde_json::to_value(list).ok()),
+        resource_list: summary_value(surface.declared.resource_list.as_ref()),
+        prompt_list: summary_value(surface.declared.prompt_list.as_ref()),
+        resource_template_list: summary_value(surface.declared.resource_template_list.as_ref()),
         unread: surface.declared.unread.iter().map(wire_name).collect(),
+        declared_findings: risk::declared::scan_all(&surface.declared)
+            .iter()
+            .map(FindingView::of)
+            .collect(),
         note: None,
     }
+}
+
+/// A list summary as JSON.
+fn summary_value(summary: Option<&ListSummary>) -> Option<Value> {
+    summary.and_then(|list| serde_json::to_value(list).ok())
 }
 
 /// The items of a declared list exactly as served.

@@ -51,6 +51,7 @@ impl ShardRows {
                     None => item,
                 };
                 row.tools = Vec::new();
+                row.declared_findings = Vec::new();
                 self.servers.push(row);
                 Ok(Some(item))
             }

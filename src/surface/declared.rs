@@ -6,10 +6,13 @@
 //! its `uri` (a resource is what it points at).
 //!
 //! **Data is not surface.** Many servers list data as resources (files, rows, tickets) that
-//! change every run. A resource list is itemized only when it was read completely and holds at
-//! most [`ITEMIZED_RESOURCES_MAX`] resources; a larger or incomplete list is kept as one
-//! [`ResourceList`] summary (its count and a small sample), so a churning list changes the
-//! surface only when its count does. Templates and prompts are always itemized.
+//! change every run. A list is itemized only when it was read completely and holds at most its
+//! kind's limit ([`ITEMIZED_RESOURCES_MAX`] resources, [`ITEMIZED_PROMPTS_MAX`] prompts,
+//! [`ITEMIZED_TEMPLATES_MAX`] templates); a longer or incomplete list is kept as one
+//! [`ListSummary`] (its count and a small sample), so a churning list changes the surface only
+//! when its count does, and one change row says so (`resource_count_changed`,
+//! `prompt_count_changed`, `resource_template_count_changed`). The items of a summarized list
+//! are neither compared nor scanned one by one.
 //!
 //! A surface without any of them has an empty [`Declared`], and its digest is exactly the tool
 //! digest of the versions that did not read them (see `Surface::tool_digest`).
@@ -19,9 +22,19 @@ use serde_json::{Map, Value};
 
 use super::canon;
 
+mod digests;
+
+pub use digests::ItemDigests;
+
 /// The most resources itemized one by one; a longer (or incomplete) list is summarized.
 pub const ITEMIZED_RESOURCES_MAX: usize = 100;
-/// How many resource URIs a summary keeps as a sample.
+/// The most prompts itemized one by one (as many as tools); a longer (or incomplete) list is
+/// summarized.
+pub const ITEMIZED_PROMPTS_MAX: usize = 500;
+/// The most resource templates itemized one by one; a longer (or incomplete) list is
+/// summarized.
+pub const ITEMIZED_TEMPLATES_MAX: usize = 500;
+/// How many keys (URIs, names) a summary keeps as a sample.
 pub const RESOURCE_SAMPLE: usize = 5;
 
 /// One kind of declared item other than tools.
@@ -94,6 +107,15 @@ impl DeclaredKind {
             DeclaredKind::ResourceTemplate => "resource template",
         }
     }
+
+    /// The most items of this kind itemized one by one; a longer list is summarized.
+    pub fn itemized_max(self) -> usize {
+        match self {
+            DeclaredKind::Prompt => ITEMIZED_PROMPTS_MAX,
+            DeclaredKind::Resource => ITEMIZED_RESOURCES_MAX,
+            DeclaredKind::ResourceTemplate => ITEMIZED_TEMPLATES_MAX,
+        }
+    }
 }
 
 /// One declared item: its identity key and the object exactly as served.
@@ -105,17 +127,37 @@ pub struct DeclaredItem {
     pub raw: Value,
 }
 
-/// A resource list kept as a summary instead of item by item (it was large or incomplete).
+/// A list kept as a summary instead of item by item (it was long or incomplete).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ResourceList {
-    /// How many resources were read.
+pub struct ListSummary {
+    /// How many items were read.
     pub total: u64,
     /// False when the page limit cut the list (there may be more).
     pub complete: bool,
-    /// The first [`RESOURCE_SAMPLE`] URIs in key order: what the list looks like. Not part of
-    /// the digest, so a list whose files change but whose count stays gives no change.
+    /// The first [`RESOURCE_SAMPLE`] keys (URIs, names) in key order: what the list looks
+    /// like. Not part of the digest, so a list whose items change but whose count stays gives
+    /// no change.
     pub sample: Vec<String>,
 }
+
+impl ListSummary {
+    /// The summary of `items` (sorted by key).
+    fn of(items: &[DeclaredItem], complete: bool) -> Self {
+        ListSummary {
+            total: items.len() as u64,
+            complete,
+            sample: items
+                .iter()
+                .take(RESOURCE_SAMPLE)
+                .map(|item| item.key.clone())
+                .collect(),
+        }
+    }
+}
+
+/// The summary of a resource list (the name it had before prompts and templates were
+/// summarized too).
+pub type ResourceList = ListSummary;
 
 /// What a probe read of one list, before it becomes part of a surface.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -140,7 +182,13 @@ pub struct Declared {
     pub resource_templates: Vec<DeclaredItem>,
     /// The summary of a resource list too large (or incomplete) to itemize.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_list: Option<ResourceList>,
+    pub resource_list: Option<ListSummary>,
+    /// The summary of a prompt list too long (or incomplete) to itemize.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_list: Option<ListSummary>,
+    /// The summary of a resource template list too long (or incomplete) to itemize.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_template_list: Option<ListSummary>,
     /// Kinds the server declares but that were not read (the listing failed, or reading was
     /// turned off): nothing is known of them, so they are not compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -154,10 +202,9 @@ pub struct Declared {
 impl Declared {
     /// True when there is nothing to add to the tool digest: no item, no summary, nothing unread.
     pub fn is_empty(&self) -> bool {
-        self.prompts.is_empty()
-            && self.resources.is_empty()
-            && self.resource_templates.is_empty()
-            && self.resource_list.is_none()
+        DeclaredKind::ALL
+            .into_iter()
+            .all(|kind| self.items(kind).is_empty() && self.summary(kind).is_none())
             && self.unread.is_empty()
     }
 
@@ -171,49 +218,44 @@ impl Declared {
     ) -> (Declared, usize) {
         let mut declared = Declared::default();
         let mut left_out = 0;
-        let mut take = |kind: DeclaredKind, read: Option<ListRead>, declared: &mut Declared| {
+        let reads = [
+            (DeclaredKind::Prompt, prompts),
+            (DeclaredKind::Resource, resources),
+            (DeclaredKind::ResourceTemplate, templates),
+        ];
+        for (kind, read) in reads {
             let Some(read) = read else {
                 declared.unread.push(kind);
-                return (Vec::new(), false);
+                continue;
             };
             let (items, bad) = itemize(kind, read.items);
             left_out += bad;
-            (items, !read.truncated)
-        };
-        declared.prompts = take(DeclaredKind::Prompt, prompts, &mut declared).0;
-        let (resources, complete) = take(DeclaredKind::Resource, resources, &mut declared);
-        declared.resource_templates =
-            take(DeclaredKind::ResourceTemplate, templates, &mut declared).0;
-        let read = !declared.unread.contains(&DeclaredKind::Resource);
-        if !read || (complete && resources.len() <= ITEMIZED_RESOURCES_MAX) {
-            declared.resources = resources;
-        } else {
-            declared.resource_list = Some(ResourceList {
-                total: resources.len() as u64,
-                complete,
-                sample: resources
-                    .iter()
-                    .take(RESOURCE_SAMPLE)
-                    .map(|r| r.key.clone())
-                    .collect(),
-            });
+            let complete = !read.truncated;
+            if complete && items.len() <= kind.itemized_max() {
+                *declared.items_mut(kind) = items;
+            } else {
+                *declared.summary_mut(kind) = Some(ListSummary::of(&items, complete));
+            }
         }
         (declared, left_out)
     }
 
-    /// Rebuilds the declared part from the raw items of a stored record.
+    /// Rebuilds the declared part from the raw items of a stored record (or a snapshot) and
+    /// its list summaries.
     pub fn from_stored(
         prompts: Vec<Value>,
         resources: Vec<Value>,
         templates: Vec<Value>,
-        resource_list: Option<ResourceList>,
+        summaries: Summaries,
         unread: Vec<DeclaredKind>,
     ) -> Declared {
         Declared {
             prompts: itemize(DeclaredKind::Prompt, prompts).0,
             resources: itemize(DeclaredKind::Resource, resources).0,
             resource_templates: itemize(DeclaredKind::ResourceTemplate, templates).0,
-            resource_list,
+            resource_list: summaries.resources,
+            prompt_list: summaries.prompts,
+            resource_template_list: summaries.resource_templates,
             unread,
             not_recorded: false,
         }
@@ -228,9 +270,48 @@ impl Declared {
         }
     }
 
+    fn items_mut(&mut self, kind: DeclaredKind) -> &mut Vec<DeclaredItem> {
+        match kind {
+            DeclaredKind::Prompt => &mut self.prompts,
+            DeclaredKind::Resource => &mut self.resources,
+            DeclaredKind::ResourceTemplate => &mut self.resource_templates,
+        }
+    }
+
+    /// The summary of one kind's list, when it was too long or incomplete to itemize.
+    pub fn summary(&self, kind: DeclaredKind) -> Option<&ListSummary> {
+        match kind {
+            DeclaredKind::Prompt => self.prompt_list.as_ref(),
+            DeclaredKind::Resource => self.resource_list.as_ref(),
+            DeclaredKind::ResourceTemplate => self.resource_template_list.as_ref(),
+        }
+    }
+
+    fn summary_mut(&mut self, kind: DeclaredKind) -> &mut Option<ListSummary> {
+        match kind {
+            DeclaredKind::Prompt => &mut self.prompt_list,
+            DeclaredKind::Resource => &mut self.resource_list,
+            DeclaredKind::ResourceTemplate => &mut self.resource_template_list,
+        }
+    }
+
+    /// The list summaries, taken out (for a stored record).
+    pub fn summaries(&self) -> Summaries {
+        Summaries {
+            prompts: self.prompt_list.clone(),
+            resources: self.resource_list.clone(),
+            resource_templates: self.resource_template_list.clone(),
+        }
+    }
+
     /// True when items of `kind` are known on this side (read, and recorded).
     pub fn knows(&self, kind: DeclaredKind) -> bool {
         !self.not_recorded && !self.unread.contains(&kind)
+    }
+
+    /// True when the items of `kind` are known one by one: read, recorded and not summarized.
+    pub fn itemizes(&self, kind: DeclaredKind) -> bool {
+        self.knows(kind) && self.summary(kind).is_none()
     }
 
     /// What the surface digest covers besides the tools: every item as served (in key order),
@@ -245,11 +326,18 @@ impl Declared {
                 material.insert(kind.list_key().to_string(), Value::Array(raws));
             }
         }
-        if let Some(list) = &self.resource_list {
-            material.insert(
-                "resourceList".to_string(),
-                serde_json::json!({"total": list.total, "complete": list.complete}),
-            );
+        let summaries = [
+            ("promptList", &self.prompt_list),
+            ("resourceList", &self.resource_list),
+            ("resourceTemplateList", &self.resource_template_list),
+        ];
+        for (key, summary) in summaries {
+            if let Some(list) = summary {
+                material.insert(
+                    key.to_string(),
+                    serde_json::json!({"total": list.total, "complete": list.complete}),
+                );
+            }
         }
         if !self.unread.is_empty() {
             let unread = self
@@ -261,6 +349,17 @@ impl Declared {
         }
         Value::Object(material)
     }
+}
+
+/// The list summaries of a surface, one per kind (see [`Declared::summary`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summaries {
+    /// The prompt list's.
+    pub prompts: Option<ListSummary>,
+    /// The resource list's.
+    pub resources: Option<ListSummary>,
+    /// The resource template list's.
+    pub resource_templates: Option<ListSummary>,
 }
 
 /// What of an item is surface: the item as served, without the fields that describe the data
@@ -386,6 +485,61 @@ mod tests {
         assert_eq!(a.digest_material(), b.digest_material());
         let (c, _) = Declared::from_reads(read(vec![]), read(files(999)), read(vec![]));
         assert_ne!(a.digest_material(), c.digest_material(), "the count moved");
+    }
+
+    #[test]
+    fn long_or_cut_prompt_and_template_lists_are_summarized_like_resources() {
+        let named = |n: usize| -> Vec<Value> {
+            (0..n)
+                .map(|i| json!({"name": format!("p{i:04}"), "uriTemplate": "x://{id}"}))
+                .collect()
+        };
+        // (kind, items, truncated, summarized)
+        let table = [
+            (DeclaredKind::Prompt, ITEMIZED_PROMPTS_MAX, false, false),
+            (DeclaredKind::Prompt, ITEMIZED_PROMPTS_MAX + 1, false, true),
+            (DeclaredKind::Prompt, 3, true, true),
+            (
+                DeclaredKind::ResourceTemplate,
+                ITEMIZED_TEMPLATES_MAX,
+                false,
+                false,
+            ),
+            (
+                DeclaredKind::ResourceTemplate,
+                ITEMIZED_TEMPLATES_MAX + 1,
+                false,
+                true,
+            ),
+            (DeclaredKind::ResourceTemplate, 3, true, true),
+        ];
+        for (kind, n, truncated, summarized) in table {
+            let list = Some(ListRead {
+                items: named(n),
+                truncated,
+            });
+            let (declared, _) = match kind {
+                DeclaredKind::Prompt => Declared::from_reads(list, read(vec![]), read(vec![])),
+                _ => Declared::from_reads(read(vec![]), read(vec![]), list),
+            };
+            let case = format!("{kind:?} {n} {truncated}");
+            assert_eq!(declared.summary(kind).is_some(), summarized, "{case}");
+            assert_eq!(declared.items(kind).is_empty(), summarized, "{case}");
+            assert_eq!(declared.itemizes(kind), !summarized, "{case}");
+            if let Some(list) = declared.summary(kind) {
+                assert_eq!((list.total, list.complete), (n as u64, !truncated));
+                assert_eq!(list.sample.len(), n.min(RESOURCE_SAMPLE));
+                let key = match kind {
+                    DeclaredKind::Prompt => "promptList",
+                    _ => "resourceTemplateList",
+                };
+                assert_eq!(
+                    declared.digest_material()[key],
+                    json!({"total": n, "complete": !truncated}),
+                    "{case}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -18,7 +18,10 @@ pub mod validity;
 
 pub use annotations::EffectiveAnnotations;
 pub use canon::{CanonError, canonicalize};
-pub use declared::{Declared, DeclaredItem, DeclaredKind, ListRead, ResourceList};
+pub use declared::{
+    Declared, DeclaredItem, DeclaredKind, ItemDigests, ListRead, ListSummary, ResourceList,
+    Summaries,
+};
 pub use digest::{DIGEST_ALGORITHM, Sha256Digest, hash_value, sha256_hex, try_hash_value};
 pub use listing::{Prompt, Resource, prompts_from_list_result, resources_from_list_result};
 pub use tool::{Tool, ToolDigests};

@@ -537,6 +537,7 @@ pub fn readable_row(
         "tool_digest": digest,
         "previous_tool_digest": previous_digest,
         "tools": tool_summaries(tools),
+        "declared_findings": [],
         "risk": risk,
         "assumed_risk": assumed_risk,
         "capabilities": capabilities,

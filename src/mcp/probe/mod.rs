@@ -296,11 +296,12 @@ async fn read_surface(
             None => session.list("tools/list", "tools", options).await,
         }
     };
+    // Every item of these lists is counted (within the page limit); a long list is
+    // summarized in the surface (`surface::declared`, the data rule).
     let resources = async {
         if read("resources") {
-            // Every resource is counted; a long list is summarized in the surface.
             session
-                .declared("resources/list", "resources", options, usize::MAX)
+                .declared("resources/list", "resources", options)
                 .await
         } else {
             unless_declared("resources")
@@ -309,12 +310,7 @@ async fn read_surface(
     let templates = async {
         if read("resources") {
             session
-                .declared(
-                    "resources/templates/list",
-                    "resourceTemplates",
-                    options,
-                    options.max_tools,
-                )
+                .declared("resources/templates/list", "resourceTemplates", options)
                 .await
         } else {
             unless_declared("resources")
@@ -322,10 +318,7 @@ async fn read_surface(
     };
     let prompts = async {
         if read("prompts") {
-            // Prompts and templates are itemized: at most `max_tools` of each, like tools.
-            session
-                .declared("prompts/list", "prompts", options, options.max_tools)
-                .await
+            session.declared("prompts/list", "prompts", options).await
         } else {
             unless_declared("prompts")
         }

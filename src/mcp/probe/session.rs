@@ -201,20 +201,18 @@ impl Session<'_, '_> {
         Ok(listing)
     }
 
-    /// Reads every page of a declared list other than tools (within `max_pages`; the body
-    /// cap and the deadline bound the rest), keeping at most `max_items` items (`truncated`
-    /// beyond); `None` when the listing fails, since these lists are optional. "Method not
-    /// found" (-32601) is an empty list: many servers that declare resources do not implement
-    /// `resources/templates/list`.
+    /// Reads every item of every page of a declared list other than tools (within
+    /// `max_pages`; the body cap and the deadline bound the rest); `None` when the listing
+    /// fails, since these lists are optional. "Method not found" (-32601) is an empty list:
+    /// many servers that declare resources do not implement `resources/templates/list`.
     pub(super) async fn declared(
         &self,
         method: &str,
         key: &str,
         options: &ProbeOptions,
-        max_items: usize,
     ) -> Option<ListRead> {
         let options = ProbeOptions {
-            max_tools: max_items,
+            max_tools: usize::MAX,
             ..options.clone()
         };
         match self.list(method, key, &options).await {

@@ -54,7 +54,9 @@ fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
         | ChangeClass::ResourceCountChanged
         | ChangeClass::ResourceTemplateAdded
         | ChangeClass::ResourceTemplateRemoved
-        | ChangeClass::ResourceTemplateUriChanged => crate::diff::declared::rule_text(class),
+        | ChangeClass::ResourceTemplateUriChanged
+        | ChangeClass::PromptCountChanged
+        | ChangeClass::ResourceTemplateCountChanged => crate::diff::declared::rule_text(class),
         ChangeClass::ToolAdded => (
             "The server offers a new tool",
             "An agent connected to this server can call the new tool from now on. Review what it does and whether agents should have it.",

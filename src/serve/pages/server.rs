@@ -1,6 +1,7 @@
 //! The server page: identity and facts, the history timeline, every remembered change (shown
 //! by the report's own change renderer), and the current surface with each tool's
-//! capabilities, risk and findings, with links to the JSON of each part.
+//! capabilities, risk and findings and the findings in its prompts, resources and templates,
+//! with links to the JSON of each part.
 
 use std::fmt::Write as _;
 
@@ -11,6 +12,7 @@ use super::layout::{Nav, badge, page, risk_badges, segment, split_view, time};
 use crate::ledger::KeptValue;
 use crate::report::html::{Side, Sides, escape, render_change_with, risk_name};
 use crate::report::{ChangeRow, ToolSummary};
+use crate::risk::Finding;
 use crate::serve::store::{ChangeView, ServerDetail};
 
 /// The page of one server.
@@ -182,7 +184,7 @@ fn when(at: Option<&chrono::DateTime<chrono::Utc>>) -> String {
 }
 
 fn tools(body: &mut String, detail: &ServerDetail) {
-    let Some((tools, _, _)) = &detail.tools else {
+    let Some(summaries) = &detail.tools else {
         body.push_str(
             "<h2>Current surface</h2>\n<p class=\"muted\" id=\"no-surface\">No readable stored surface.</p>\n",
         );
@@ -192,12 +194,45 @@ fn tools(body: &mut String, detail: &ServerDetail) {
         body,
         "<h2>Current surface ({} tools)</h2>\n<table id=\"tools\" class=\"cards\">\n<thead><tr>\
          <th>Tool</th><th>Capabilities</th><th>Hints</th><th>Risk</th><th>Findings</th></tr></thead>\n<tbody>",
-        tools.len()
+        summaries.tools.len()
     );
-    for (index, tool) in tools.iter().enumerate() {
+    for (index, tool) in summaries.tools.iter().enumerate() {
         tool_row(body, tool, detail.raw_tools.get(index));
     }
     body.push_str("</tbody>\n</table>\n");
+    declared_findings(body, &summaries.declared_findings);
+}
+
+/// The findings in the prompts, resources and resource templates of the stored surface, each
+/// naming its item and text; nothing when there are none.
+fn declared_findings(body: &mut String, findings: &[Finding]) {
+    if findings.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        body,
+        "<h3>Findings in prompts, resources and templates ({})</h3>\n\
+         <ul class=\"findings\" id=\"declared-findings\">{}</ul>",
+        findings.len(),
+        finding_items(findings)
+    );
+}
+
+/// One `<li>` per finding: severity, kind, rule, pointer and excerpt, escaped.
+fn finding_items(findings: &[Finding]) -> String {
+    let mut items = String::new();
+    for finding in findings {
+        let _ = write!(
+            items,
+            "<li>{} <strong>{}</strong> {} at <code>{}</code>: <code>{}</code></li>",
+            badge(Some(risk_name(finding.severity))),
+            escape(&finding.kind),
+            escape(&finding.pattern),
+            escape(&finding.pointer),
+            escape(&finding.excerpt)
+        );
+    }
+    items
 }
 
 fn tool_row(body: &mut String, tool: &ToolSummary, raw: Option<&Value>) {
@@ -218,22 +253,14 @@ fn tool_row(body: &mut String, tool: &ToolSummary, raw: Option<&Value>) {
     .into_iter()
     .filter_map(|(set, name)| set.then_some(name))
     .collect();
-    let mut findings = String::new();
-    if !tool.findings.is_empty() {
-        findings.push_str("<ul class=\"findings\">");
-        for finding in &tool.findings {
-            let _ = write!(
-                findings,
-                "<li>{} <strong>{}</strong> {} at <code>{}</code>: <code>{}</code></li>",
-                badge(Some(risk_name(finding.severity))),
-                escape(&finding.kind),
-                escape(&finding.pattern),
-                escape(&finding.pointer),
-                escape(&finding.excerpt)
-            );
-        }
-        findings.push_str("</ul>");
-    }
+    let findings = if tool.findings.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<ul class=\"findings\">{}</ul>",
+            finding_items(&tool.findings)
+        )
+    };
     let definition = raw
         .map(|raw| {
             let description = raw["description"].as_str().unwrap_or_default();
