@@ -43,7 +43,7 @@ const REWORDED: usize = 25;
 /// The description tool `i` has in `release`: long (kept by digest) for even tools.
 fn description(release: usize, i: usize) -> String {
     let reworded = if i < REWORDED { release } else { 0 };
-    let filler = if i % 2 == 0 {
+    let filler = if i.is_multiple_of(2) {
         " Reads the record it is given and nothing else.".repeat(14)
     } else {
         String::new()

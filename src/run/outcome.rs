@@ -30,7 +30,7 @@ pub(super) enum Probed {
     /// The server answered, but its tool list cannot be used.
     Unusable(String),
     /// The server answered byte for byte as the ledger last recorded: no surface was built.
-    Unchanged(Box<super::unchanged::Unchanged>),
+    Unchanged(Box<Unchanged>),
 }
 
 /// A read surface with everything that does not depend on the ledger already computed, in the
@@ -62,7 +62,32 @@ pub(super) struct Known {
     /// Insight an earlier run computed for that surface key.
     pub(super) insight: Option<Arc<ToolSummaries>>,
     /// What an unchanged read may reuse, when the entry holds a raw-answer digest.
-    pub(super) baseline: Option<super::unchanged::Baseline>,
+    pub(super) baseline: Option<Baseline>,
+}
+
+/// What the ledger holds for a server whose answers may come back unchanged, handed to its
+/// probe task.
+#[derive(Debug, Clone)]
+pub(super) struct Baseline {
+    pub(super) raw_digest: String,
+    pub(super) tool_digest: String,
+    pub(super) surface_key: String,
+    pub(super) identity: ServerIdentity,
+    pub(super) insight: Arc<ToolSummaries>,
+}
+
+/// A read whose answers matched its [`Baseline`].
+pub(super) struct Unchanged {
+    pub(super) observation: Observation,
+    pub(super) baseline: Baseline,
+    /// `(tool name, pointer)` of every object key the answer repeated.
+    pub(super) repeated_keys: Vec<(String, String)>,
+}
+
+/// The row being built for one server, with the ledger key of the view it read.
+pub(super) struct View<'a> {
+    pub(super) key: &'a str,
+    pub(super) row: ServerRow,
 }
 
 /// Insight an earlier run computed, with the surface key it belongs to.

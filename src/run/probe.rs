@@ -12,8 +12,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant as TokioInstant;
 
 use super::RunContext;
-use super::outcome::{Known, Outcome, Prepared, Probed};
-use super::unchanged::{Baseline, Unchanged};
+use super::outcome::{Baseline, Known, Outcome, Prepared, Probed, Unchanged};
 use crate::mcp::{self, Observation, ProbeOptions};
 use crate::net::{self};
 use crate::platform::{Record, Storage, StorageError, Store};

@@ -9,7 +9,7 @@ use super::RunContext;
 use super::RunError;
 use super::charge::{Payer, deferred_note};
 use super::outcome::{
-    Outcome, Prepared, Probed, ReadFacts, RowTools, ServerResult, base_row, readable_auth,
+    Outcome, Prepared, Probed, ReadFacts, RowTools, ServerResult, View, base_row, readable_auth,
     readable_row, unavailable_result,
 };
 use crate::changes::Digests;
@@ -147,12 +147,6 @@ pub(super) fn credential_dropped_row(row: ServerRow, landed: &Url) -> ServerRow 
         final_url: Some(landed.to_string()),
         ..row
     }
-}
-
-/// The row being built for one server, with the ledger key of the view it read.
-pub(super) struct View<'a> {
-    pub(super) key: &'a str,
-    pub(super) row: ServerRow,
 }
 
 pub(super) async fn record_readable<S: Storage>(

@@ -14,26 +14,14 @@ use super::RunContext;
 use super::RunError;
 use super::charge::Payer;
 use super::outcome::{
-    Known, ReadFacts, RowTools, ServerResult, readable_auth, readable_row, row_summaries,
+    Baseline, Known, ReadFacts, RowTools, ServerResult, Unchanged, View, readable_auth,
+    readable_row, row_summaries,
 };
-use super::record::View;
 use crate::ledger::{Entry, Update};
 use crate::mcp::Observation;
 use crate::platform::Storage;
 use crate::reason::ReasonCode;
 use crate::report::{LedgerStatus, ToolSummaries};
-use crate::surface::ServerIdentity;
-
-/// What the ledger holds for a server whose answers may come back unchanged, handed to its
-/// probe task.
-#[derive(Debug, Clone)]
-pub(super) struct Baseline {
-    raw_digest: String,
-    tool_digest: String,
-    surface_key: String,
-    identity: ServerIdentity,
-    insight: Arc<ToolSummaries>,
-}
 
 impl Baseline {
     /// The baseline of `entry` when the fast path can serve it: the entry holds a raw-answer
@@ -54,14 +42,6 @@ impl Baseline {
         observation.raw_digest.as_deref() == Some(self.raw_digest.as_str())
             && observation.identity() == self.identity
     }
-}
-
-/// A read whose answers matched its [`Baseline`].
-pub(super) struct Unchanged {
-    pub(super) observation: Observation,
-    baseline: Baseline,
-    /// `(tool name, pointer)` of every object key the answer repeated.
-    repeated_keys: Vec<(String, String)>,
 }
 
 impl Unchanged {
