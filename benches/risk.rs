@@ -2,9 +2,12 @@
 //! one `ScanCache` per surface, `assess_tool_with` on every tool. Two corpora: the first 50 tools
 //! of the GitHub MCP server v1.6.0 (the tools of the issue-9 whole-run bench) and every tool of
 //! its ten releases, one surface per release. When `../shared/fixtures` is absent both fall back
-//! on a generated corpus. Run with `cargo bench --bench risk`.
+//! on a generated corpus. Last, the cost of one uncached `scan_text` over each distinct text of
+//! the corpus. Run with `cargo bench --bench risk`.
 
-use mcp_surface_ledger::risk::{ScanCache, assess_tool_with, capability, hints, poison};
+use mcp_surface_ledger::risk::{
+    ScanCache, assess_tool_with, capability, hints, poison, scan_text, texts,
+};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -140,6 +143,21 @@ fn scan_surface(tools: &[Value]) -> usize {
         .sum()
 }
 
+/// Every distinct text of the corpus scanned once, without a cache: the cost of one text scan
+/// (tokens, character markers, phrase index and rules) on its own.
+fn distinct_texts(surfaces: &[Vec<Value>]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut distinct = Vec::new();
+    for tool in surfaces.iter().flatten() {
+        texts::for_each(tool, &mut |_, text| {
+            if seen.insert(text.to_string()) {
+                distinct.push(text.to_string());
+            }
+        });
+    }
+    distinct
+}
+
 /// Only the capability inference.
 fn infer_surface(tools: &[Value]) -> usize {
     tools
@@ -159,5 +177,20 @@ fn main() {
         println!("    assess_tool_with (ScanCache per surface)  {assess:>9.2} µs/tool");
         println!("      of which poison::scan_tool_with         {scan:>9.2} µs/tool");
         println!("      of which capability::infer              {infer:>9.2} µs/tool");
+        let distinct = distinct_texts(&surfaces);
+        let samples = (0..ROUNDS)
+            .map(|_| {
+                let start = Instant::now();
+                for text in &distinct {
+                    black_box(scan_text("/description", text));
+                }
+                start.elapsed()
+            })
+            .collect();
+        let per_text = median(samples).as_secs_f64() * 1e6 / distinct.len().max(1) as f64;
+        println!(
+            "    scan_text, each of {} distinct texts once  {per_text:>9.2} µs/text",
+            distinct.len()
+        );
     }
 }
