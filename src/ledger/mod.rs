@@ -575,7 +575,7 @@ impl Ledger {
     /// The index record of the next write, its chain sealed ([`crate::chain::seal`]), after
     /// the run's values are stored ([`Ledger::store_values`]): entries that hold more than
     /// [`ARCHIVE_AT`] items archive their older ones ([`archive`]), and an index still too
-    /// large for its record archives more (25 items kept, then 10, then none), then merges
+    /// large for its record archives more (25 items kept, then 10, then 1), then merges
     /// each entry's pages, before it drops anything ([`Ledger::sealed_record`]'s fallbacks).
     /// A run takes the record before its summary row, which carries the head, and writes it
     /// last.

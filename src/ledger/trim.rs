@@ -12,8 +12,9 @@ use crate::platform::{MAX_RECORD_BYTES, Record, Storage};
 
 /// How far entries archive their older items while the index is too large for its record,
 /// tried in order after the archiving every write does ([`ARCHIVE_AT`], [`ARCHIVE_KEEP`]):
-/// `(above, keep)`, an entry holding more than `above` items keeps its newest `keep`.
-pub(super) const ARCHIVE_UNDER_PRESSURE: [(usize, usize); 3] = [(25, 25), (10, 10), (0, 0)];
+/// `(above, keep)`, an entry holding more than `above` items keeps its newest `keep`. The
+/// newest item stays in the index: the fleet view shows it as the server's last change.
+pub(super) const ARCHIVE_UNDER_PRESSURE: [(usize, usize); 3] = [(25, 25), (10, 10), (1, 1)];
 
 /// How much an index keeps of each entry: history items, how many of the newest items keep
 /// their values ([`HistoryItem::values`]), and whether the per-tool digests and the prompts'
