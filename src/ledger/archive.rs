@@ -58,9 +58,10 @@ pub struct Archived {
 impl Entry {
     /// Moves the oldest history items beyond the newest `keep` into a new archived page when
     /// the entry holds more than `above` items; the page's text goes to `pending`. With
-    /// `earlier_only`, only items observed before the entry's last reading move: their values
-    /// are stored already, so the page can share the run's pack with the run's own values.
-    /// Returns whether a page was made.
+    /// `earlier_only`, only items observed before the entry's last reading move (their values
+    /// are stored already, so the page can share the run's pack with the run's own values),
+    /// and only when at least `keep` of them can: no page of a handful of items, the rest wait
+    /// for the next run. Returns whether a page was made.
     pub(super) fn archive_oldest(
         &mut self,
         above: usize,
@@ -79,6 +80,9 @@ impl Entry {
                 .take_while(|item| item.observed_at < self.last_seen)
                 .count();
             count = count.min(earlier);
+            if count < keep {
+                return false;
+            }
         }
         if count == 0 {
             return false;
@@ -320,12 +324,22 @@ mod tests {
     /// A ledger of one server with `count` changes, one a day, in runs of `per_run`, each run
     /// sealed and written to `storage` as a run does.
     async fn ledger_of(storage: &LocalStorage, count: i64, per_run: i64, limit: usize) -> Ledger {
+        let mut runs = vec![per_run; usize::try_from(count / per_run).unwrap()];
+        if count % per_run > 0 {
+            runs.push(count % per_run);
+        }
+        ledger_of_runs(storage, &runs, limit).await
+    }
+
+    /// A ledger of one server whose runs record `runs[i]` changes each, one change a day,
+    /// each run sealed and written to `storage` as a run does.
+    async fn ledger_of_runs(storage: &LocalStorage, runs: &[i64], limit: usize) -> Ledger {
         let s = surface(json!([{"name": "a", "inputSchema": {"type": "object"}}]));
         let mut n = 0;
-        while n < count {
+        for size in runs {
             let mut ledger = Ledger::load(storage, "DEFAULT").await.unwrap();
             crate::chain::open(&mut ledger, None, &[]);
-            let found: Vec<Change> = (n..(n + per_run).min(count)).map(change).collect();
+            let found: Vec<Change> = (n..n + size).map(change).collect();
             let auth = AuthState::default();
             if n == 0 {
                 let update = Update::Readable {
@@ -345,7 +359,7 @@ mod tests {
             }
             let record = ledger.seal_within(storage, limit).await.unwrap();
             ledger.write(storage, record).await.unwrap();
-            n += per_run;
+            n += size;
         }
         Ledger::load(storage, "DEFAULT").await.unwrap()
     }
@@ -405,6 +419,24 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(seqs(&since), (301..=330).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn a_run_archives_only_a_full_page_of_earlier_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = LocalStorage::open(dir.path()).unwrap();
+        // 30 earlier items and 80 new ones: over 100, but only 30 could move now.
+        let ledger = ledger_of_runs(&storage, &[30, 80], usize::MAX).await;
+        assert!(ledger.servers[URL].archived.is_empty());
+        assert_eq!(ledger.servers[URL].history.len(), 110);
+        // The next run's earlier items fill a page.
+        let dir = tempfile::tempdir().unwrap();
+        let storage = LocalStorage::open(dir.path()).unwrap();
+        let ledger = ledger_of_runs(&storage, &[30, 80, 1], usize::MAX).await;
+        let entry = &ledger.servers[URL];
+        assert_eq!(entry.archived.len(), 1);
+        assert_eq!(entry.archived[0].count, 61);
+        assert_eq!(entry.history.len(), ARCHIVE_KEEP);
     }
 
     #[tokio::test]
