@@ -19,8 +19,6 @@
 //! malformed path, query or body, an oversized body, an unknown route or method, is a JSON
 //! body `{"error": code, "message": text}` with a matching status.
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -28,19 +26,15 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
 use axum::{Json, Router};
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::backend::Backend;
 use super::compare::{self, DiffRequest};
 use super::error::ServeError;
 use super::pages::{self, filter::RawQuery};
-use super::store::LedgerReader;
+use super::query::parse_since;
+use super::store::Reader;
 use super::{MAX_BODY_BYTES, READINESS_HEADER};
-
-/// The shared state of every route.
-pub type Reader = Arc<LedgerReader<Backend>>;
 
 /// One route the server answers: an HTTP method and a path in axum's syntax (`{name}` is a
 /// path parameter), which is also OpenAPI's path template syntax.
@@ -224,18 +218,6 @@ fn bad_path(rejection: PathRejection) -> ServeError {
     ServeError::BadRequest(rejection.body_text())
 }
 
-/// Parses `since` as RFC 3339. A `+` offset decoded from the query as a space is accepted.
-pub fn parse_since(text: &str) -> Result<DateTime<Utc>, ServeError> {
-    DateTime::parse_from_rfc3339(text)
-        .or_else(|e| DateTime::parse_from_rfc3339(&text.replace(' ', "+")).map_err(|_| e))
-        .map(|time| time.with_timezone(&Utc))
-        .map_err(|e| {
-            ServeError::BadRequest(format!(
-                "since {text:?} is not an RFC 3339 time such as 2026-01-31T12:00:00Z: {e}"
-            ))
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,15 +231,5 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), ROUTES.len(), "a route is listed twice");
-    }
-
-    #[test]
-    fn since_accepts_rfc3339_and_refuses_the_rest() {
-        let utc = parse_since("2026-01-31T12:00:00Z").unwrap();
-        assert_eq!(parse_since("2026-01-31T13:00:00+01:00").unwrap(), utc);
-        assert_eq!(parse_since("2026-01-31T13:00:00 01:00").unwrap(), utc);
-        for bad in ["yesterday", "2026-01-31", ""] {
-            assert_eq!(parse_since(bad).unwrap_err().code(), "bad_request", "{bad}");
-        }
     }
 }

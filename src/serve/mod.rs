@@ -31,6 +31,7 @@ pub mod guard;
 pub mod hosts;
 mod kept;
 pub mod pages;
+mod query;
 pub mod schema;
 mod statuses;
 pub mod store;

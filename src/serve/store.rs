@@ -31,6 +31,9 @@ use crate::platform::{Storage, Store};
 use crate::report::{mark_repeated_keys, summarize_tools};
 use crate::surface::Surface;
 
+/// The shared state of every route: one reader of the backend the server was started on.
+pub type Reader = std::sync::Arc<LedgerReader<super::backend::Backend>>;
+
 /// How many surface risks are remembered before the memory starts over.
 const MAX_REMEMBERED_RISKS: usize = 4096;
 

@@ -19,9 +19,10 @@ use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::api::{Reader, parse_since};
 use super::compare::{self, DiffRequest, DiffView};
+use super::query::parse_since;
 use super::schema::standardize_object;
+use super::store::Reader;
 use super::store::{ChangesView, LedgersView, ServersView, SurfaceView};
 
 pub use super::store::DEFAULT_LEDGER;

@@ -6,8 +6,8 @@
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::super::api::parse_since;
 use super::super::error::ServeError;
+use super::super::query::parse_since;
 use super::super::store::FleetChange;
 use crate::diff::{ChangeClass, Severity};
 

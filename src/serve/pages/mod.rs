@@ -28,8 +28,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::api::Reader;
 use super::error::ServeError;
+use super::store::Reader;
 use filter::{ChangeFilter, RawQuery};
 use layout::{CarriedToken, Nav, carried_token, error_page, html_response};
 
