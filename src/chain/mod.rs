@@ -201,13 +201,53 @@ fn truncate(mut hex: String) -> String {
 /// The head of an index: `sha256(JCS(index without chain.head and chain.signature))`, 64 hex
 /// characters.
 pub fn index_head(index: &Value) -> String {
-    let mut index = index.clone();
-    if let Some(chain) = index.get_mut("chain").and_then(Value::as_object_mut) {
-        chain.remove("head");
-        chain.remove("signature");
+    sha256_hex(&head_bytes(index, None).unwrap_or_default())
+}
+
+/// The bytes a head covers: the canonical index without `chain.head` and `chain.signature`.
+/// With `servers`, the index's own `servers` member (left empty by the caller) stands for
+/// them and they are written one entry at a time, to the same bytes: sealing a large index
+/// then never holds it as one `Value` tree (several times the record's size) nor a copy of it.
+fn head_bytes(
+    index: &Value,
+    servers: Option<&BTreeMap<String, Entry>>,
+) -> Result<Vec<u8>, canon::CanonError> {
+    let Value::Object(map) = index else {
+        return canon::canonicalize(index);
+    };
+    let mut out = Vec::new();
+    canon::canonicalize_object_by(map, &mut out, |name, value, out| match (name, value) {
+        ("chain", Value::Object(chain)) => {
+            canon::canonicalize_object_keeping(chain, out, 1, |key| {
+                key != "head" && key != "signature"
+            })
+        }
+        ("servers", _) if let Some(servers) = servers => write_servers(servers, out),
+        _ => canon::canonicalize_at(value, out, 1),
+    })?;
+    Ok(out)
+}
+
+/// Writes the `servers` map of an index (one level deep) as its canonical `Value` would be,
+/// converting one entry at a time.
+fn write_servers(
+    servers: &BTreeMap<String, Entry>,
+    out: &mut Vec<u8>,
+) -> Result<(), canon::CanonError> {
+    let mut urls: Vec<&String> = servers.keys().collect();
+    urls.sort_by(|a, b| canon::cmp_utf16(a, b));
+    out.push(b'{');
+    for (i, url) in urls.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        canon::canonicalize_str_into(url, out);
+        out.push(b':');
+        let entry = serde_json::to_value(&servers[url]).unwrap_or(Value::Null);
+        canon::canonicalize_at(&entry, out, 2)?;
     }
-    let bytes = canon::canonicalize(&index).unwrap_or_default();
-    sha256_hex(&bytes)
+    out.push(b'}');
+    Ok(())
 }
 
 /// Gives every unlinked history item of `entry` its `seq` and `link`, continuing from its last
@@ -466,8 +506,10 @@ pub fn seal(ledger: &mut Ledger) {
     chain.head = String::new();
     chain.public_key = chain.signer.as_ref().map(|s| s.public_key_hex());
     chain.signature = None;
-    let value = serde_json::to_value(&*ledger).unwrap_or(Value::Null);
-    let head = index_head(&value);
+    let servers = std::mem::take(&mut ledger.servers);
+    let shell = serde_json::to_value(&*ledger).unwrap_or(Value::Null);
+    ledger.servers = servers;
+    let head = sha256_hex(&head_bytes(&shell, Some(&ledger.servers)).unwrap_or_default());
     let name = ledger.ledger_name.clone();
     if let Some(chain) = ledger.chain.as_mut() {
         chain.signature = chain

@@ -11,6 +11,7 @@
 //! This module only orchestrates: every decision of substance lives in the module that owns it.
 
 mod charge;
+mod cpu;
 mod finish;
 mod fleet;
 mod outcome;
@@ -39,7 +40,7 @@ use charge::{Payer, charge};
 use finish::finish;
 use fleet::{blocked_result, over_budget_result, read_input, split_by_budget, templated_result};
 use outcome::{Outcome, Probed, ServerResult};
-use probe::{Job, Slots, SurfaceWriter, cpu_count, probe_jobs, probe_one};
+use probe::{Job, SurfaceWriter, probe_jobs, probe_one};
 use record::{log_verdict, record_outcome};
 
 pub use finish::final_status;
@@ -274,8 +275,6 @@ pub(crate) struct RunContext<'a, S: Storage> {
     pub(crate) storage: &'a S,
     /// Pay-per-event charging (dry run outside the platform).
     pub(crate) charging: &'a Charging,
-    /// The HTTP client for targets (and the registry).
-    pub(crate) client: net::Client,
     /// The validated INPUT.
     pub(crate) input: Input,
     /// The operator's choices.
@@ -304,10 +303,12 @@ pub async fn run_with_input(
         allowed_hosts: input.allowed_hosts.clone(),
         credentials: input.server_credentials.clone(),
     };
+    // The client lives until the last probe: its pool of idle connections (and their read
+    // buffers) is gone before the run finishes.
+    let client = http_client(&input, options)?;
     let mut ctx = RunContext {
         storage,
         charging,
-        client: http_client(&input, options)?,
         ledger: Ledger::load(storage, &input.ledger_name).await?,
         insight: InsightCache::load(storage, &input.ledger_name).await,
         input,
@@ -321,7 +322,7 @@ pub async fn run_with_input(
         ctx.input.ledger_signing_key.clone(),
         &witnesses,
     );
-    let fleet = gather_fleet(storage, &ctx.client, &ctx.input).await;
+    let fleet = gather_fleet(storage, &client, &ctx.input).await;
     let planned = targets::plan(&fleet.entries, &rules);
 
     charge(charging, EVENT_RUN_START, 1).await;
@@ -345,7 +346,7 @@ pub async fn run_with_input(
         log_verdict(&result.row);
     }
     let jobs = probe_jobs(&ctx, probe_targets);
-    let probed = probe_and_record(&mut ctx, jobs).await?;
+    let probed = probe_and_record(&mut ctx, client, jobs).await?;
     results.extend(probed);
     results.sort_by_key(|(index, _)| *index);
     let results = results
@@ -406,6 +407,7 @@ async fn previous_witnesses(
 /// never holds up the others.
 async fn probe_and_record<S: Storage>(
     ctx: &mut RunContext<'_, S>,
+    client: net::Client,
     jobs: Vec<Job>,
 ) -> Result<Vec<(usize, ServerResult)>, RunError> {
     let (storage, charging) = (ctx.storage, ctx.charging);
@@ -416,24 +418,17 @@ async fn probe_and_record<S: Storage>(
     // task and reports back through a channel, so recording one outcome never holds up the
     // next probe, and servers late in the list are the ones a run deadline cuts.
     let slots = Arc::new(Semaphore::new(ctx.input.concurrency));
-    let preparers = Arc::new(Semaphore::new(cpu_count()));
     let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
-    let feeder_client = ctx.client.clone();
     tokio::spawn(async move {
         for job in jobs {
             let Ok(slot) = slots.clone().acquire_owned().await else {
                 break;
             };
             let report = report.clone();
-            let client = feeder_client.clone();
-            let preparers = preparers.clone();
+            let client = client.clone();
             tokio::spawn(async move {
                 let (index, fallback) = (job.target.index, job.target.clone());
-                let slots = Slots {
-                    network: slot,
-                    preparers,
-                };
-                let probe = probe_one(client, slots, job, server_budget, run_deadline);
+                let probe = probe_one(client, slot, job, server_budget, run_deadline);
                 let outcome = tokio::spawn(probe).await.unwrap_or_else(|error| Outcome {
                     target: fallback,
                     probed: Probed::Crashed(error.to_string()),

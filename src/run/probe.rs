@@ -2,13 +2,12 @@
 //! and run deadlines, the surface work on the blocking pool, and the surface records written
 //! while the run goes on.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant as TokioInstant;
 
 use super::RunContext;
@@ -120,21 +119,11 @@ impl<'a, S: Storage> SurfaceWriter<'a, S> {
     }
 }
 
-/// How many CPUs the surface work may use at once (at least one).
-pub(super) fn cpu_count() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-}
-
-/// What one probe task holds and waits for: its place among the `concurrency` servers in
-/// flight, and the pool of CPU slots its surface work waits for once the answers are in.
-pub(super) struct Slots {
-    pub(super) network: OwnedSemaphorePermit,
-    pub(super) preparers: Arc<Semaphore>,
-}
-
+/// Reads one server while holding `network`, its place among the `concurrency` servers in
+/// flight, which it gives up as soon as the answers are in; the surface work follows.
 pub(super) async fn probe_one(
     client: net::Client,
-    slots: Slots,
+    network: OwnedSemaphorePermit,
     job: Job,
     server_budget: Duration,
     run_deadline: TokioInstant,
@@ -163,8 +152,8 @@ pub(super) async fn probe_one(
     let elapsed = started.elapsed();
     let probed = match read {
         Ok(Ok(observation)) => {
-            drop(slots.network); // the network part is done: let the next server start
-            prepare(&slots.preparers, observation, known).await
+            drop(network); // the network part is done: let the next server start
+            prepare(observation, known).await
         }
         Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
         Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
@@ -179,14 +168,10 @@ pub(super) async fn probe_one(
 }
 
 /// Builds the surface, its insight and record ([`Prepared::of`]): milliseconds of CPU per
-/// server. It runs on the blocking pool, at most one per CPU, so the runtime's workers stay
-/// free to read the answers of the servers in flight (and so release their slots on time)
-/// instead of sharing the CPUs with a thread per finished probe.
-pub(super) async fn prepare(
-    preparers: &Semaphore,
-    observation: Observation,
-    known: Known,
-) -> Probed {
+/// server. It runs on the surface-work threads ([`super::cpu`]), one per CPU and below the
+/// runtime's priority, so the runtime's workers stay free to read the answers of the servers
+/// in flight (and so release their slots on time).
+pub(super) async fn prepare(observation: Observation, known: Known) -> Probed {
     // Answers byte-identical to the ledger's need no surface work at all.
     if let Some(baseline) = known.baseline.as_ref()
         && baseline.matches(&observation)
@@ -194,12 +179,9 @@ pub(super) async fn prepare(
         let baseline = baseline.clone();
         return Probed::Unchanged(Box::new(Unchanged::new(observation, baseline)));
     }
-    // The semaphore is never closed, so acquiring cannot fail; if it did, work unthrottled.
-    let _cpu = preparers.acquire().await.ok();
-    let work = tokio::task::spawn_blocking(move || Prepared::of(observation, known));
-    match work.await {
+    match super::cpu::compute(move || Prepared::of(observation, known)).await {
         Ok(Ok(prepared)) => Probed::Read(Box::new(prepared)),
         Ok(Err(problem)) => Probed::Unusable(problem),
-        Err(error) => Probed::Crashed(error.to_string()),
+        Err(crash) => Probed::Crashed(crash),
     }
 }

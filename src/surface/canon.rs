@@ -64,6 +64,36 @@ pub fn canonicalize_object_noting<const N: usize>(
     Ok(spans)
 }
 
+/// Appends the canonical bytes of `v` standing `depth` containers deep inside a value being
+/// written (so the nesting limit counts the levels around it).
+pub fn canonicalize_at(v: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), CanonError> {
+    write_value(v, out, depth)
+}
+
+/// Appends the canonical bytes of the object `map` (at the top), writing each member's value
+/// through `write_member` (which writes it at depth 1, e.g. with [`canonicalize_at`]): lets a
+/// caller replace or trim a member without copying the object to change it.
+pub fn canonicalize_object_by(
+    map: &Map<String, Value>,
+    out: &mut Vec<u8>,
+    write_member: impl FnMut(&str, &Value, &mut Vec<u8>) -> Result<(), CanonError>,
+) -> Result<(), CanonError> {
+    write_object_with(map, out, 0, write_member)
+}
+
+/// Appends the canonical bytes of the object `map`, standing `depth` containers deep, as if
+/// it had only the members whose names `keep` accepts.
+pub fn canonicalize_object_keeping(
+    map: &Map<String, Value>,
+    out: &mut Vec<u8>,
+    depth: usize,
+    keep: impl Fn(&str) -> bool,
+) -> Result<(), CanonError> {
+    write_object_keeping(map, out, depth, keep, |_, value, out| {
+        write_value(value, out, depth + 1)
+    })
+}
+
 /// Appends the canonical form of the JSON string `s` (quotes included).
 pub fn canonicalize_str_into(s: &str, out: &mut Vec<u8>) {
     write_string(s, out);
@@ -151,10 +181,21 @@ fn write_object_with(
     map: &Map<String, Value>,
     out: &mut Vec<u8>,
     depth: usize,
+    write_member: impl FnMut(&str, &Value, &mut Vec<u8>) -> Result<(), CanonError>,
+) -> Result<(), CanonError> {
+    write_object_keeping(map, out, depth, |_| true, write_member)
+}
+
+/// [`write_object_with`] over the members whose names `keep` accepts.
+fn write_object_keeping(
+    map: &Map<String, Value>,
+    out: &mut Vec<u8>,
+    depth: usize,
+    keep: impl Fn(&str) -> bool,
     mut write_member: impl FnMut(&str, &Value, &mut Vec<u8>) -> Result<(), CanonError>,
 ) -> Result<(), CanonError> {
     entered(depth)?;
-    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    let mut entries: Vec<(&String, &Value)> = map.iter().filter(|(key, _)| keep(key)).collect();
     entries.sort_by(|a, b| cmp_utf16(a.0, b.0));
     out.push(b'{');
     for (i, (key, value)) in entries.into_iter().enumerate() {
@@ -247,6 +288,65 @@ mod tests {
     fn canon_text(text: &str) -> String {
         let v: Value = serde_json::from_str(text).unwrap();
         canonical_string(&v).unwrap()
+    }
+
+    #[test]
+    fn objects_written_by_parts_equal_the_objects_changed_first() {
+        // (object, its canonical form without chain.head and chain.signature, and with
+        // member "a" replaced by 7)
+        let cases = [
+            (
+                json!({"b": 1, "chain": {"seq": 2, "head": "x", "signature": "y"}, "a": [1]}),
+                r#"{"a":7,"b":1,"chain":{"seq":2}}"#,
+            ),
+            (
+                json!({"chain": {"head": "x"}, "a": null}),
+                r#"{"a":7,"chain":{}}"#,
+            ),
+            (
+                json!({"chain": "head", "head": 1}),
+                r#"{"chain":"head","head":1}"#,
+            ),
+            (json!({"x": {"head": 1}}), r#"{"x":{"head":1}}"#),
+            (
+                json!({"chain": {"z": {"head": 1}, "é": 0}}),
+                r#"{"chain":{"z":{"head":1},"é":0}}"#,
+            ),
+        ];
+        for (value, expected) in cases {
+            let Value::Object(map) = &value else {
+                unreachable!()
+            };
+            let mut out = Vec::new();
+            canonicalize_object_by(map, &mut out, |name, value, out| match (name, value) {
+                ("chain", Value::Object(chain)) => {
+                    canonicalize_object_keeping(chain, out, 1, |k| k != "head" && k != "signature")
+                }
+                ("a", _) => canonicalize_at(&json!(7), out, 1),
+                _ => canonicalize_at(value, out, 1),
+            })
+            .unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "{value}");
+        }
+        // The nesting limit counts the levels around a member written by parts: the top
+        // object and "chain" are two of them.
+        for (arrays, fits) in [(MAX_DEPTH - 2, true), (MAX_DEPTH - 1, false)] {
+            let mut deep = json!(1);
+            for _ in 0..arrays {
+                deep = json!([deep]);
+            }
+            let Value::Object(map) = json!({"chain": {"x": deep}}) else {
+                unreachable!()
+            };
+            let whole = canonicalize(&Value::Object(map.clone()));
+            let mut out = Vec::new();
+            let by_parts = canonicalize_object_by(&map, &mut out, |_, value, out| match value {
+                Value::Object(chain) => canonicalize_object_keeping(chain, out, 1, |_| true),
+                _ => canonicalize_at(value, out, 1),
+            });
+            assert_eq!(by_parts.is_ok(), fits, "{arrays} arrays");
+            assert_eq!(by_parts.map(|_| out), whole, "{arrays} arrays");
+        }
     }
 
     #[test]

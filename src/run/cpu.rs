@@ -1,0 +1,167 @@
+//! The threads that do the surface work of every run in this process, below the network.
+//!
+//! A first run spends milliseconds of CPU per server building its surface, digests and risk
+//! assessment, while the next servers' answers are arriving. When that work shares the CPUs
+//! on equal terms with the runtime's workers, an answer that is already in the socket waits
+//! for a time slice, its server holds its place among the `concurrency` in flight for longer,
+//! and the whole run drifts above its round-trip bound. So the surface work runs on a small
+//! pool of its own (one thread per CPU, shared by every run and in-process shard, so shards
+//! do not multiply it) whose threads lower their own scheduling priority: they use every idle
+//! cycle, and the runtime's workers (and, on a shared machine, the servers being read) go
+//! first whenever they have something to do.
+//!
+//! Lowering the priority is best effort: where the system refuses it the threads run at the
+//! normal priority, which is how the work ran before. Raising it back would need privileges,
+//! which is why the threads are kept for this work alone rather than borrowed from the
+//! runtime's blocking pool.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tokio::sync::oneshot;
+
+/// The nice value of the pool's threads: well below the runtime's workers (at 0), which
+/// then get about nine tenths of a contended CPU.
+const NICE: i32 = 10;
+
+/// One piece of work handed to the pool.
+type Work = Box<dyn FnOnce() + Send>;
+
+/// The process's pool, started by its first use.
+static POOL: OnceLock<Option<Pool>> = OnceLock::new();
+
+/// The sending side of the pool's queue; its threads share the receiving side.
+struct Pool {
+    queue: Mutex<Sender<Work>>,
+}
+
+/// Runs `work` on the surface-work pool and waits for its result; `Err` carries the message
+/// of a panic (or says the pool stopped). Without a pool (no thread could be started) the
+/// work runs on the runtime's blocking pool instead.
+pub(super) async fn compute<T, F>(work: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let Some(pool) = POOL.get_or_init(Pool::start) else {
+        return tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|error| error.to_string());
+    };
+    let (answer, result) = oneshot::channel();
+    let job: Work = Box::new(move || {
+        let outcome = catch_unwind(AssertUnwindSafe(work)).map_err(|panic| panic_message(&*panic));
+        // The caller may have stopped waiting (a run deadline); nothing to do then.
+        let _ = answer.send(outcome);
+    });
+    let sent = match pool.queue.lock() {
+        Ok(queue) => queue.send(job).is_ok(),
+        Err(_) => false,
+    };
+    if !sent {
+        return Err("the surface-work threads stopped".to_string());
+    }
+    result
+        .await
+        .unwrap_or_else(|_| Err("the surface-work threads stopped".to_string()))
+}
+
+impl Pool {
+    /// Starts one thread per CPU; `None` when not even one could be started.
+    fn start() -> Option<Pool> {
+        let (queue, jobs) = channel::<Work>();
+        let jobs = Arc::new(Mutex::new(jobs));
+        let mut started = 0;
+        for n in 0..cpu_count() {
+            let jobs = jobs.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("surface-work-{n}"))
+                .spawn(move || serve(&jobs));
+            match spawned {
+                Ok(_) => started += 1,
+                Err(error) => tracing::warn!(%error, "cannot start a surface-work thread"),
+            }
+        }
+        (started > 0).then(|| Pool {
+            queue: Mutex::new(queue),
+        })
+    }
+}
+
+/// One pool thread: lowers its priority, then runs work until the queue closes.
+fn serve(jobs: &Mutex<Receiver<Work>>) {
+    lower_own_priority();
+    loop {
+        // Hold the lock only to take one job, never while it runs.
+        let next = match jobs.lock() {
+            Ok(jobs) => jobs.recv(),
+            Err(_) => return,
+        };
+        match next {
+            Ok(work) => work(),
+            Err(_) => return,
+        }
+    }
+}
+
+/// Sets the calling thread's nice value to [`NICE`] (on Linux a thread has its own).
+fn lower_own_priority() {
+    let thread = rustix::thread::gettid();
+    if let Err(error) = rustix::process::setpriority_process(Some(thread), NICE) {
+        tracing::debug!(%error, "surface work runs at normal priority");
+    }
+}
+
+/// How many CPUs the surface work may use at once (at least one).
+pub(super) fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// The text of a panic's payload.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "the surface work panicked".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn work_runs_off_the_runtime_and_returns_its_result() {
+        let caller = std::thread::current().id();
+        let (value, thread) = compute(|| (6 * 7, std::thread::current().id()))
+            .await
+            .unwrap();
+        assert_eq!(value, 42);
+        assert_ne!(thread, caller);
+    }
+
+    #[tokio::test]
+    async fn a_panic_becomes_an_error_and_the_pool_keeps_working() {
+        let failed = compute(|| -> u8 { panic!("bad surface") }).await;
+        assert_eq!(failed.unwrap_err(), "bad surface");
+        // Every thread of the pool still takes work afterwards.
+        let results =
+            futures::future::join_all((0..4 * cpu_count()).map(|n| compute(move || n))).await;
+        let sum: usize = results.into_iter().map(Result::unwrap).sum();
+        assert_eq!(sum, (0..4 * cpu_count()).sum::<usize>());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_pool_threads_run_below_normal_priority() {
+        let nice = compute(|| {
+            rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(nice, NICE);
+    }
+}
