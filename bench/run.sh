@@ -279,6 +279,17 @@ awk -v n="$servers" -v c="$concurrency" -v d="$delay_ms" -v tools="$tools" -v sh
       ratio[kind] = median(b, m); rssmed[kind] = median(r, m); if (vs != "-") cpuvs[kind] = median(v, m)
     }
     if (py_detail != "") printf "\nPython client detail (round 1): %s\n", py_detail
+    # What a client that does nothing but list reaches on this machine: the bare rmcp listing
+    # sends 3 requests per server one after the other (initialize, notifications/initialized,
+    # tools/list), so its own bound is 3 round trips a wave. Its ratio to that bound is the
+    # overhead of the fleet answering, the sockets and the scheduling on these CPUs, which no
+    # client removes: read the Actor ratio against it.
+    if (count["bare"]) {
+      delete w; delete b
+      column("bare", wall, w)
+      for (i = 1; i <= count["bare"]; i++) b[i] = w[i] / (3 * bound1)
+      printf "\nReference: the bare rmcp listing (3 round trips per server) takes %s its own 3-round-trip bound (%.3f s)\n", spread(b, count["bare"], "%.2fx"), 3 * bound1
+    }
     # Targets of issue 39: the first run at the round-trip bound and near the CPU of the bare
     # listing; a later run of an unchanged fleet at no more CPU than the bare listing.
     target["first"] = (shards > 1) ? 1.3 : 1.1

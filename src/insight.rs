@@ -120,12 +120,13 @@ impl InsightCache {
 
     /// Adds the surfaces of one stored part.
     fn add(&mut self, stored: Stored) {
-        self.surfaces.extend(
-            stored
-                .surfaces
-                .into_iter()
-                .map(|(key, insight)| (key, Arc::new(insight))),
-        );
+        self.surfaces
+            .extend(stored.surfaces.into_iter().map(|(key, mut insight)| {
+                // A list read from JSON grows by doubling; the cache keeps a fleet's insight for
+                // the whole run, so it gives back the spare room (about a sixth of it).
+                insight.tools.shrink_to_fit();
+                (key, Arc::new(insight))
+            }));
     }
 
     /// The insight cached for this surface key.
