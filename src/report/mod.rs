@@ -17,7 +17,7 @@ pub use notification::NotificationOutcome;
 use std::collections::BTreeMap;
 pub use summary::{
     INSIGHT_REVISION, ToolSummaries, ToolSummary, assumed_server_risk, mark_repeated_keys,
-    summarize_tools, summarize_tools_with,
+    server_risks, summarize_tools, summarize_tools_with,
 };
 
 use chrono::{DateTime, Utc};

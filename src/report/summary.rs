@@ -104,6 +104,20 @@ pub fn mark_repeated_keys(summaries: &mut ToolSummaries, repeated: &[(String, St
     }
 }
 
+/// A server's declared and assumed risk once the duplicate-key findings of `repeated` are
+/// added ([`mark_repeated_keys`], then [`assumed_server_risk`]), without copying its
+/// summaries to mark them: a repeated key in any of its tools makes both high.
+pub fn server_risks(summaries: &ToolSummaries, repeated: &[(String, String)]) -> (Risk, Risk) {
+    let marked = repeated
+        .iter()
+        .any(|(name, _)| summaries.tools.iter().any(|t| &t.name == name));
+    if marked {
+        (Risk::High, Risk::High)
+    } else {
+        (summaries.risk, assumed_server_risk(summaries))
+    }
+}
+
 /// A server's assumed risk: its declared risk, or higher when an unannotated tool is rated
 /// by the protocol's defaults.
 pub fn assumed_server_risk(summaries: &ToolSummaries) -> Risk {
@@ -162,5 +176,76 @@ pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> Too
         risk: server_risk,
         capabilities,
         declared_findings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, risk: Risk, assumed_risk: Risk) -> ToolSummary {
+        let digest = Sha256Digest::of(name.as_bytes());
+        ToolSummary {
+            name: name.to_string(),
+            description_hash: digest,
+            input_schema_hash: digest,
+            output_schema_hash: None,
+            annotations_hash: digest,
+            contract_hash: digest,
+            read_only_hint: false,
+            destructive_hint: false,
+            idempotent_hint: false,
+            open_world_hint: false,
+            capabilities: Vec::new(),
+            risk,
+            assumed_risk,
+            findings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn server_risks_are_those_of_the_marked_summaries() {
+        use Risk::{High, Low, Medium};
+        let repeated = |names: &[&str]| -> Vec<(String, String)> {
+            names
+                .iter()
+                .map(|n| (n.to_string(), "/x".to_string()))
+                .collect()
+        };
+        // (tools as (name, risk, assumed risk), server risk, repeated keys' tool names)
+        let cases: Vec<(Vec<(&str, Risk, Risk)>, Risk, Vec<(String, String)>)> = vec![
+            (vec![("a", Low, Low)], Low, repeated(&[])),
+            (vec![("a", Low, Medium)], Low, repeated(&[])),
+            (
+                vec![("a", Low, Low), ("b", Medium, High)],
+                Medium,
+                repeated(&[]),
+            ),
+            (vec![("a", Low, Low)], High, repeated(&[])),
+            (vec![("a", Low, Low)], Low, repeated(&["a"])),
+            (vec![("a", Low, Low)], Low, repeated(&["gone"])),
+            (
+                vec![("a", Low, Low), ("b", Low, Medium)],
+                Low,
+                repeated(&["gone", "b"]),
+            ),
+            (vec![], Low, repeated(&["a"])),
+        ];
+        for (tools, risk, repeated) in cases {
+            let summaries = ToolSummaries {
+                tools: tools.iter().map(|(n, r, a)| tool(n, *r, *a)).collect(),
+                risk,
+                capabilities: BTreeMap::new(),
+                declared_findings: Vec::new(),
+            };
+            let mut marked = summaries.clone();
+            mark_repeated_keys(&mut marked, &repeated);
+            let expected = (marked.risk, assumed_server_risk(&marked));
+            assert_eq!(
+                server_risks(&summaries, &repeated),
+                expected,
+                "{tools:?} {repeated:?}"
+            );
+        }
     }
 }

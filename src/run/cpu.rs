@@ -152,7 +152,11 @@ mod tests {
             done.unwrap();
         }
         let most = MOST.load(Ordering::SeqCst);
-        assert!(most <= cpu_count(), "{most} at once on {} CPUs", cpu_count());
+        assert!(
+            most <= cpu_count(),
+            "{most} at once on {} CPUs",
+            cpu_count()
+        );
         assert!(most >= 1);
     }
 }

@@ -51,10 +51,12 @@ pub(super) async fn finish<S: Storage>(
         let mut row = result.row;
         if let Some(tools) = &result.tools {
             row.tools = tools.summaries();
+            row.capabilities = tools.capabilities();
             row.declared_findings = tools.declared_findings();
         }
         items.push(Item::of(&row)?);
         row.tools = Vec::new();
+        row.capabilities = Default::default();
         row.declared_findings = Vec::new();
         for change_row in &rows {
             items.push(Item::of(change_row)?);

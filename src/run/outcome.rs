@@ -12,10 +12,9 @@ use crate::mcp::{Era, Observation, ProbeFailure};
 use crate::platform::Record;
 use crate::reason::ReasonCode;
 use crate::report::{
-    LedgerStatus, ServerRow, ToolSummaries, assumed_server_risk, mark_repeated_keys,
-    summarize_tools_with,
+    LedgerStatus, ServerRow, ToolSummaries, mark_repeated_keys, server_risks, summarize_tools_with,
 };
-use crate::risk::IdentitySignal;
+use crate::risk::{Capability, IdentitySignal, Risk};
 use crate::surface::{DIGEST_ALGORITHM, InvalidTool, ServerIdentity, Surface};
 use crate::targets::Target;
 
@@ -143,9 +142,9 @@ impl Prepared {
         })
     }
 
-    /// The summaries for the row: the insight plus this answer's duplicate-key findings.
-    pub(super) fn row_summaries(&self) -> ToolSummaries {
-        row_summaries(&self.insight, &self.repeated_keys)
+    /// The server's declared and assumed risk with this answer's duplicate-key findings.
+    pub(super) fn server_risks(&self) -> (Risk, Risk) {
+        server_risks(&self.insight, &self.repeated_keys)
     }
 }
 
@@ -172,6 +171,11 @@ impl RowTools {
     /// The row's `tools`.
     pub(super) fn summaries(&self) -> Vec<crate::report::ToolSummary> {
         row_summaries(&self.insight, &self.repeated_keys).tools
+    }
+
+    /// The row's `capabilities` (duplicate keys change no capability).
+    pub(super) fn capabilities(&self) -> BTreeMap<Capability, Vec<String>> {
+        self.insight.capabilities.clone()
     }
 
     /// The row's `declared_findings`.
@@ -254,8 +258,10 @@ pub(super) struct ReadFacts<'a> {
     pub(super) invalid_tools: Vec<InvalidTool>,
     /// The surface's tool digest.
     pub(super) digest: String,
-    /// The insight with this answer's duplicate-key findings.
-    pub(super) summaries: ToolSummaries,
+    /// The server's declared risk, with this answer's duplicate-key findings.
+    pub(super) risk: Risk,
+    /// The server's assumed risk, likewise.
+    pub(super) assumed_risk: Risk,
     pub(super) identity_signal: Option<IdentitySignal>,
     pub(super) status: LedgerStatus,
     /// Change rows written for this server.
@@ -274,8 +280,6 @@ pub(super) fn readable_row(
     facts: ReadFacts<'_>,
     entry: Option<&Entry>,
 ) -> ServerRow {
-    let assumed_risk = assumed_server_risk(&facts.summaries);
-    let (risk, capabilities) = (facts.summaries.risk, facts.summaries.capabilities);
     let anonymous = facts.anonymous;
     ServerRow {
         final_url: Some(observation.final_url.to_string()),
@@ -300,9 +304,10 @@ pub(super) fn readable_row(
             .as_deref()
             .is_some_and(|p| p != facts.digest),
         tool_digest: Some(facts.digest),
-        risk: Some(risk),
-        assumed_risk: Some(assumed_risk),
-        capabilities,
+        risk: Some(facts.risk),
+        assumed_risk: Some(facts.assumed_risk),
+        // Like `tools`, filled in from the insight when the row is serialized.
+        capabilities: BTreeMap::new(),
         identity_signal: facts.identity_signal,
         tools_truncated: observation.tools_truncated,
         ledger_status: Some(facts.status),

@@ -159,7 +159,7 @@ pub(super) async fn record_readable<S: Storage>(
     let ledger = &mut ctx.ledger;
     let View { key, mut row } = view;
     let anonymous = row.listing != Some(Listing::Authenticated);
-    let summaries = prepared.row_summaries();
+    let (risk, assumed_risk) = prepared.server_risks();
     let Prepared {
         observation,
         surface,
@@ -346,7 +346,8 @@ pub(super) async fn record_readable<S: Storage>(
         tools_total: surface.tools.len(),
         invalid_tools: surface.invalid_tools.clone(),
         digest,
-        summaries,
+        risk,
+        assumed_risk,
         identity_signal,
         status,
         change_count: change_rows.len(),

@@ -15,12 +15,13 @@ use super::RunError;
 use super::charge::Payer;
 use super::outcome::{
     Baseline, Known, ReadFacts, RowTools, ServerResult, Unchanged, View, readable_auth,
-    readable_row, row_summaries,
+    readable_row,
 };
 use crate::ledger::{Entry, Update};
 use crate::mcp::Observation;
 use crate::platform::Storage;
 use crate::reason::ReasonCode;
+use crate::report::server_risks;
 use crate::report::{LedgerStatus, ToolSummaries};
 
 impl Baseline {
@@ -123,13 +124,14 @@ pub(super) async fn record<'v, S: Storage>(
         },
         &[],
     );
-    let summaries = row_summaries(&baseline.insight, &repeated_keys);
+    let (risk, assumed_risk) = server_risks(&baseline.insight, &repeated_keys);
     let facts = ReadFacts {
         identity: &baseline.identity,
         tools_total,
         invalid_tools: Vec::new(),
         digest: baseline.tool_digest,
-        summaries,
+        risk,
+        assumed_risk,
         identity_signal: None,
         status: LedgerStatus::Compared,
         change_count: 0,
