@@ -1,25 +1,23 @@
-//! Stage 4, finishing: rows in input order, the summary row, OUTPUT, REPORT, the insight cache,
+//! Stage 4, finishing: the rows not pushed yet (`run::rows` wrote the others as the run went),
+//! the summary row, OUTPUT, REPORT, the insight cache,
 //! the ledger index (last, once), the servers' status record and the sweep; the terminal
 //! status message.
 
 use chrono::Utc;
 
 use super::RunContext;
-use super::outcome::ServerResult;
+use super::rows::{RowWriter, WrittenRows};
 use super::{RunError, RunOutcome};
 use crate::platform::{Item, Record, Storage, Store};
 use crate::registry::Fleet;
 use crate::report::{ChangeRow, SummaryRow, count_of};
 
-/// How many dataset items are serialized before they are pushed.
-pub(super) const ITEMS_PER_PUSH: usize = 100;
-
-/// Writes rows, OUTPUT, the report, the insight cache and, last, the ledger index (surface
-/// records were written while outcomes were recorded).
+/// Writes the last rows, OUTPUT, the report, the insight cache and, last, the ledger index
+/// (surface records and most rows were written while outcomes were recorded).
 pub(super) async fn finish<S: Storage>(
     ctx: &mut RunContext<'_, S>,
     fleet: &Fleet,
-    results: Vec<ServerResult>,
+    rows: RowWriter,
 ) -> Result<RunOutcome, RunError> {
     let RunContext {
         storage,
@@ -32,47 +30,13 @@ pub(super) async fn finish<S: Storage>(
         ..
     } = ctx;
     let (storage, charging) = (*storage, *charging);
-    let mut items = Vec::new();
-    let mut server_rows = Vec::new();
-    let mut change_rows = Vec::new();
-    let mut gate_tripped = false;
-    let mut surfaces_reused = 0;
-    for result in results {
-        surfaces_reused += usize::from(result.bytes_unchanged);
-        gate_tripped |= input.fail_on.is_tripped_by_any(&result.changes);
-        let observed_at = result.row.observed_at.unwrap_or_else(Utc::now);
-        let rows: Vec<ChangeRow> = result
-            .changes
-            .iter()
-            .map(|c| ChangeRow::of(&result.row.server_url, c, observed_at))
-            .collect();
-        // The per-tool summaries exist only while the row is serialized: the summary row and
-        // the report do not use them.
-        let mut row = result.row;
-        if let Some(tools) = &result.tools {
-            row.tools = tools.summaries();
-            row.capabilities = tools.capabilities();
-            row.declared_findings = tools.declared_findings();
-        }
-        items.push(Item::of(&row)?);
-        row.tools = Vec::new();
-        row.capabilities = Default::default();
-        row.declared_findings = Vec::new();
-        for change_row in &rows {
-            items.push(Item::of(change_row)?);
-        }
-        server_rows.push(row);
-        change_rows.extend(rows);
-        if let Some((key, computed)) = result.insight {
-            insight.insert(key, computed);
-        }
-        // Rows go out in input order, a batch at a time, so a large fleet's serialized rows
-        // are not all held at once (the platform backend splits a push into requests anyway).
-        if items.len() >= ITEMS_PER_PUSH {
-            storage.push_items(&items).await?;
-            items.clear();
-        }
-    }
+    let WrittenRows {
+        server_rows,
+        change_rows,
+        mut items,
+        surfaces_reused,
+        gate_tripped,
+    } = rows.finish()?;
     let mut summary = SummaryRow::tally(&server_rows, &change_rows);
     summary.alert_on = input.alert_on_names();
     summary.ledger_name = input.ledger_name.clone();

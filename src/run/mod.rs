@@ -17,6 +17,7 @@ mod fleet;
 mod outcome;
 mod probe;
 mod record;
+mod rows;
 mod unchanged;
 
 use std::sync::Arc;
@@ -42,6 +43,7 @@ use fleet::{blocked_result, over_budget_result, read_input, split_by_budget, tem
 use outcome::{Outcome, Probed, ServerResult};
 use probe::{Job, SurfaceWriter, probe_jobs, probe_one};
 use record::{log_verdict, record_outcome};
+use rows::RowWriter;
 
 pub use finish::final_status;
 pub(crate) use finish::{announce, planned_notifications};
@@ -342,25 +344,22 @@ pub async fn run_with_input(
     for target in &over_budget {
         results.push((target.index, over_budget_result(target, &ctx.ledger, now)));
     }
-    for (_, result) in &results {
+    // Rows go out in input order as the outcomes arrive (`run::rows`).
+    let expected = results
+        .iter()
+        .map(|(index, _)| *index)
+        .chain(probe_targets.iter().map(|target| target.index))
+        .collect();
+    let mut rows = RowWriter::new(expected, fleet.registry_names.clone(), ctx.input.fail_on);
+    for (index, result) in results {
         log_verdict(&result.row);
+        rows.add(storage, index, result).await?;
     }
     let jobs = probe_jobs(&ctx, probe_targets);
-    let probed = probe_and_record(&mut ctx, client, jobs).await?;
-    results.extend(probed);
-    results.sort_by_key(|(index, _)| *index);
-    let results = results
-        .into_iter()
-        .map(|(index, mut result)| {
-            if let Some(name) = fleet.registry_names.get(index).cloned().flatten() {
-                result.row.registry_name = Some(name);
-            }
-            result
-        })
-        .collect();
+    probe_and_record(&mut ctx, client, jobs, &mut rows).await?;
     // The semaphore is never closed; if it were, finish without waiting.
     let _turn = options.finish_turn.0.acquire().await.ok();
-    finish(&mut ctx, &fleet, results).await
+    finish(&mut ctx, &fleet, rows).await
 }
 
 /// The heads of `ledger_name` a run finds outside the ledger store: the summary row the
@@ -409,7 +408,8 @@ async fn probe_and_record<S: Storage>(
     ctx: &mut RunContext<'_, S>,
     client: net::Client,
     jobs: Vec<Job>,
-) -> Result<Vec<(usize, ServerResult)>, RunError> {
+    rows: &mut RowWriter,
+) -> Result<(), RunError> {
     let (storage, charging) = (ctx.storage, ctx.charging);
     let run_deadline = TokioInstant::now() + ctx.input.max_run_time;
     let total = jobs.len();
@@ -440,7 +440,7 @@ async fn probe_and_record<S: Storage>(
             });
         }
     });
-    let mut results = Vec::with_capacity(total);
+    let mut recorded = 0usize;
     let mut changes_seen = 0usize;
     let mut last_progress = Instant::now();
     let mut surfaces = SurfaceWriter::new(storage);
@@ -458,22 +458,25 @@ async fn probe_and_record<S: Storage>(
         let index = outcome.index;
         let payer = Payer {
             charging,
-            unsettled: (total - results.len()) as u64,
+            unsettled: (total - recorded) as u64,
         };
         let mut result = record_outcome(ctx, &payer, outcome).await?;
         if let Some((key, record)) = result.surface_write.take() {
             surfaces.write(key, record).await?;
         }
+        if let Some((key, computed)) = result.insight.take() {
+            ctx.insight.insert(key, computed);
+        }
         log_verdict(&result.row);
         changes_seen += result.changes.len();
-        results.push((index, result));
+        recorded += 1;
+        rows.add(storage, index, result).await?;
         // The first verdict is reported at once (the user sees the run move), later ones at
         // most every PROGRESS_INTERVAL, which keeps status calls cheap for large fleets.
-        if results.len() == 1 || last_progress.elapsed() >= PROGRESS_INTERVAL {
+        if recorded == 1 || last_progress.elapsed() >= PROGRESS_INTERVAL {
             last_progress = Instant::now();
             let message = format!(
-                "Checked {}/{total} servers, {}",
-                results.len(),
+                "Checked {recorded}/{total} servers, {}",
                 count_of(changes_seen, "change")
             );
             if let Err(error) = storage.set_status_message(&message, false).await {
@@ -482,7 +485,7 @@ async fn probe_and_record<S: Storage>(
         }
     }
     surfaces.finish().await?;
-    Ok(results)
+    Ok(())
 }
 
 #[cfg(test)]
