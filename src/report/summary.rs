@@ -213,7 +213,8 @@ mod tests {
                 .collect()
         };
         // (tools as (name, risk, assumed risk), server risk, repeated keys' tool names)
-        let cases: Vec<(Vec<(&str, Risk, Risk)>, Risk, Vec<(String, String)>)> = vec![
+        type Case<'a> = (Vec<(&'a str, Risk, Risk)>, Risk, Vec<(String, String)>);
+        let cases: Vec<Case> = vec![
             (vec![("a", Low, Low)], Low, repeated(&[])),
             (vec![("a", Low, Medium)], Low, repeated(&[])),
             (

@@ -163,7 +163,7 @@ mod tests {
             surface_write: None,
             insight: None,
             tools: None,
-            bytes_unchanged: index % 2 == 0,
+            bytes_unchanged: index.is_multiple_of(2),
         }
     }
 
