@@ -183,14 +183,13 @@ impl InsightCache {
 
     /// The parts to store, in the order they are stored (see [`Parts`]); `None` when nothing
     /// changed since the cache was loaded.
-    fn parts_within(&self, limit: usize, max_parts: usize) -> Option<Parts> {
+    fn parts_within(&self, limit: usize, max_parts: usize) -> Option<Parts<'_>> {
         if !self.changed {
             return None;
         }
-        let keys: Vec<String> = self.keys_by_priority().map(str::to_string).collect();
         Some(Parts {
-            surfaces: self.surfaces.clone(),
-            keys: keys.into_iter(),
+            cache: self,
+            keys: self.keys_by_priority().collect::<Vec<_>>().into_iter(),
             limit,
             max_parts,
             first: PartBytes::new(),
@@ -225,31 +224,14 @@ impl InsightCache {
         let Some(parts) = self.parts_within(limit, MAX_PARTS) else {
             return;
         };
-        // Serializing a large cache is tens of milliseconds of CPU: it runs on a thread of its
-        // own, a part ahead of the writes, so a run's other finishing work (awaited together
-        // with this) goes on beside it.
-        let (built, mut ready) = tokio::sync::mpsc::channel::<(usize, Record)>(1);
-        let builder = tokio::task::spawn_blocking(move || {
-            for part in parts {
-                if built.blocking_send(part).is_err() {
-                    return;
-                }
-            }
-        });
         let mut count = 1;
-        while let Some((index, record)) = ready.recv().await {
+        for (index, record) in parts {
             count = count.max(index + 1);
             let key = part_key(ledger_name, index);
             if let Err(error) = storage.put_record(Store::Ledger, &key, record).await {
                 tracing::warn!(key, %error, "cannot store the insight cache (the next run recomputes it)");
                 return;
             }
-        }
-        if let Err(error) = builder.await {
-            // Part 0 was never stored, so the parts written name nothing: the next run
-            // recomputes.
-            tracing::warn!(%error, "cannot build the insight cache (the next run recomputes it)");
-            return;
         }
         for part in count..self.stored_parts {
             let key = part_key(ledger_name, part);
@@ -335,11 +317,10 @@ impl PartBytes {
 /// only how many had been started when it was written; readers take the count from part 0).
 /// So a large cache is never held twice over as serialized bytes: at most part 0 and the part
 /// being filled are.
-struct Parts {
-    /// The cached insight (shared with the cache, not copied).
-    surfaces: BTreeMap<String, Arc<ToolSummaries>>,
+struct Parts<'a> {
+    cache: &'a InsightCache,
     /// The keys not yet serialized, most wanted first.
-    keys: std::vec::IntoIter<String>,
+    keys: std::vec::IntoIter<&'a str>,
     /// The largest record.
     limit: usize,
     /// The most parts.
@@ -356,10 +337,10 @@ struct Parts {
     finished: bool,
 }
 
-impl Parts {
+impl Parts<'_> {
     /// `"key":value` of one cached surface; `None` for a key no longer cached.
     fn member(&self, key: &str) -> Option<Vec<u8>> {
-        let insight = self.surfaces.get(key)?;
+        let insight = self.cache.surfaces.get(key)?;
         let mut member = serde_json::to_vec(key).ok()?;
         member.push(b':');
         serde_json::to_writer(&mut member, insight.as_ref()).ok()?;
@@ -387,12 +368,12 @@ impl Parts {
     }
 }
 
-impl Iterator for Parts {
+impl Iterator for Parts<'_> {
     type Item = (usize, Record);
 
     fn next(&mut self) -> Option<Self::Item> {
         while let Some(key) = self.keys.next() {
-            if let Some(member) = self.member(&key)
+            if let Some(member) = self.member(key)
                 && let Some(full) = self.add(&member)
             {
                 return Some(full);

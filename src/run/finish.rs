@@ -33,7 +33,7 @@ pub(super) async fn finish<S: Storage>(
     let WrittenRows {
         server_rows,
         change_rows,
-        items,
+        mut items,
         surfaces_reused,
         gate_tripped,
     } = rows.finish()?;
@@ -44,25 +44,52 @@ pub(super) async fn finish<S: Storage>(
     summary.registry_error = fleet.registry_error.clone();
     summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
     summary.charges = charging.summary();
+    // The index is sealed now (after eviction, so the sealed record is the one written) so the
+    // summary row can carry its chain head; it is written last.
     ledger.evict();
-    // The cache keeps what the index names, the most recently seen servers first. It is
-    // serialized and stored while the index is sealed and OUTPUT and REPORT are written.
+    // The values the run's changes refer to go first, in as few records as fit (with the
+    // pages of history the index archives): the index names the packs that hold them.
+    let index = ledger.seal_for_write(storage).await?;
+    summary.chain = crate::chain::anchor(ledger);
+    summary.notifications = planned_notifications(input, &change_rows);
+    items.push(Item::of(&summary)?);
+    storage.push_items(&items).await?;
+    let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
+    storage
+        .put_record(Store::Default, "OUTPUT", Record::json(summary_bytes))
+        .await?;
+    let report = crate::report::html::render(&crate::report::html::Page::of_run(
+        &summary,
+        &server_rows,
+        &change_rows,
+    ));
+    let report = Record {
+        bytes: report.into_bytes(),
+        content_type: "text/html; charset=utf-8".to_string(),
+    };
+    storage.put_record(Store::Default, "REPORT", report).await?;
+    if input.report_sarif {
+        let log = crate::report::sarif::Gate {
+            fail_on: input.fail_on,
+            tripped: gate_tripped,
+            changes: &change_rows,
+        };
+        let scope = crate::report::sarif::Scope::of_summary(&summary);
+        let bytes = crate::report::sarif::render_scoped_within(
+            &log,
+            &scope,
+            crate::platform::MAX_RECORD_BYTES,
+        );
+        let record = Record::json(bytes);
+        storage
+            .put_record(Store::Default, crate::report::sarif::RECORD_KEY, record)
+            .await?;
+    }
+    // The cache keeps what the index names, the most recently seen servers first.
     let mut entries: Vec<_> = ledger.servers.values().collect();
     entries.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
     insight.retain(entries.iter().filter_map(|e| e.surface_key.as_deref()));
-    let outputs = Outputs {
-        storage,
-        input,
-        items,
-        change_rows: &change_rows,
-        server_rows: &server_rows,
-        gate_tripped,
-    };
-    let (index, ()) = futures::join!(
-        outputs.write(ledger, &mut summary),
-        insight.save(storage, &input.ledger_name)
-    );
-    let index = index?;
+    insight.save(storage, &input.ledger_name).await;
     ledger.write(storage, index).await?;
     let last_seen = |key: &str| ledger.entry(key).map(|entry| entry.last_seen);
     crate::server_status::record_run(storage, &input.ledger_name, *now, &server_rows, last_seen)
@@ -83,76 +110,6 @@ pub(super) async fn finish<S: Storage>(
         failed_shards: 0,
         surfaces_reused,
     })
-}
-
-/// What a run writes once its rows are in, beside the insight cache: the value packs and the
-/// sealed index record (returned, written last by the caller), the last rows with the
-/// summary row, OUTPUT, REPORT and the SARIF log. The index is sealed after eviction, so the
-/// record sealed is the one written, and before the summary row, which carries its head.
-struct Outputs<'a, S> {
-    storage: &'a S,
-    input: &'a crate::input::Input,
-    /// The rows not pushed yet; the summary row goes after them.
-    items: Vec<Item>,
-    change_rows: &'a [ChangeRow],
-    server_rows: &'a [crate::report::ServerRow],
-    gate_tripped: bool,
-}
-
-impl<S: Storage> Outputs<'_, S> {
-    async fn write(
-        self,
-        ledger: &mut crate::ledger::Ledger,
-        summary: &mut SummaryRow,
-    ) -> Result<Record, RunError> {
-        let Outputs {
-            storage,
-            input,
-            mut items,
-            change_rows,
-            server_rows,
-            gate_tripped,
-        } = self;
-        // The values the run's changes refer to go first, in as few records as fit (with the
-        // pages of history the index archives): the index names the packs that hold them.
-        let index = ledger.seal_for_write(storage).await?;
-        summary.chain = crate::chain::anchor(ledger);
-        summary.notifications = planned_notifications(input, change_rows);
-        items.push(Item::of(&summary)?);
-        storage.push_items(&items).await?;
-        let summary_bytes = serde_json::to_vec_pretty(&summary).unwrap_or_default();
-        storage
-            .put_record(Store::Default, "OUTPUT", Record::json(summary_bytes))
-            .await?;
-        let report = crate::report::html::render(&crate::report::html::Page::of_run(
-            &summary,
-            server_rows,
-            change_rows,
-        ));
-        let report = Record {
-            bytes: report.into_bytes(),
-            content_type: "text/html; charset=utf-8".to_string(),
-        };
-        storage.put_record(Store::Default, "REPORT", report).await?;
-        if input.report_sarif {
-            let log = crate::report::sarif::Gate {
-                fail_on: input.fail_on,
-                tripped: gate_tripped,
-                changes: change_rows,
-            };
-            let scope = crate::report::sarif::Scope::of_summary(&summary);
-            let bytes = crate::report::sarif::render_scoped_within(
-                &log,
-                &scope,
-                crate::platform::MAX_RECORD_BYTES,
-            );
-            let record = Record::json(bytes);
-            storage
-                .put_record(Store::Default, crate::report::sarif::RECORD_KEY, record)
-                .await?;
-        }
-        Ok(index)
-    }
 }
 
 /// The `notifications` of the summary row pushed before the ledger is written: `pending` or
