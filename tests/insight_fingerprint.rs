@@ -121,7 +121,7 @@ fn hostile_corpus_insight_is_pinned() {
     ];
     // The corpus must keep exercising the scanner, or the pin would guard little.
     let summaries = summarize_tools(&surfaces[0]);
-    let (tools, capabilities) = (&summaries.tools, &summaries.capabilities);
+    let (tools, capabilities) = (&summaries.tools, &summaries.capabilities());
     let poisoned = tools
         .iter()
         .filter(|t| t.findings.iter().any(|f| f.kind == "poisoning"))

@@ -146,6 +146,7 @@ impl Snapshot {
             mark_repeated_keys(&mut summarized, &wire.repeated_keys);
         }
         let assumed_risk = assumed_server_risk(&summarized);
+        let capabilities = summarized.capabilities();
         let tools: Vec<SnapshotTool> = summarized
             .tools
             .into_iter()
@@ -180,7 +181,7 @@ impl Snapshot {
             prompts_total: wire.and_then(|w| w.prompts_total),
             risk: summarized.risk,
             assumed_risk,
-            capabilities: summarized.capabilities,
+            capabilities,
             instructions_findings,
             tools,
             duplicate_tool_names: surface.duplicate_tool_names.clone(),

@@ -76,18 +76,44 @@ pub const INSIGHT_REVISION: u32 = 3;
 /// What a server row says of a surface beyond its digests: the per-tool summaries, the
 /// server's declared risk, capability → tool names, and the findings in its prompts, resources
 /// and resource templates. It depends only on the surface, so the insight cache keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// The capability map is derived from the tools' own capabilities when it is asked for or
+/// serialized (as `capabilities`, between `risk` and `declared_findings`), and ignored when
+/// read: a fleet's cached insight is held for a whole run, and the map repeated every tool
+/// name a second time (about 4 KB of a 50-tool surface's 21 KB).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ToolSummaries {
     /// One summary per tool, in the surface's order.
     pub tools: Vec<ToolSummary>,
     /// The server's declared risk: the highest of its tools, `high` when its instructions or
     /// a prompt, resource or template carry a poisoning marker.
     pub risk: Risk,
-    /// Capability → names of the tools that have it.
-    pub capabilities: BTreeMap<Capability, Vec<String>>,
     /// The findings in the texts of prompts, resources and resource templates, each pointer
     /// naming the item and the text (`prompts["greet"]/description`).
     pub declared_findings: Vec<Finding>,
+}
+
+impl ToolSummaries {
+    /// Capability → names of the tools that have it (each list sorted).
+    pub fn capabilities(&self) -> BTreeMap<Capability, Vec<String>> {
+        risk::capability_map(
+            self.tools
+                .iter()
+                .map(|t| (t.name.as_str(), t.capabilities.as_slice())),
+        )
+    }
+}
+
+impl Serialize for ToolSummaries {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("ToolSummaries", 4)?;
+        out.serialize_field("tools", &self.tools)?;
+        out.serialize_field("risk", &self.risk)?;
+        out.serialize_field("capabilities", &self.capabilities())?;
+        out.serialize_field("declared_findings", &self.declared_findings)?;
+        out.end()
+    }
 }
 
 /// Adds a `duplicate_key` finding (a poisoning marker) to each named tool whose served JSON
@@ -165,7 +191,6 @@ pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> Too
     } else {
         tools_risk
     };
-    let capabilities = risk::capability_map(assessed.iter().map(|(t, a)| (t.name.as_str(), a)));
     let tools = assessed
         .into_iter()
         .zip(digests)
@@ -174,7 +199,6 @@ pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> Too
     ToolSummaries {
         tools,
         risk: server_risk,
-        capabilities,
         declared_findings,
     }
 }
@@ -236,7 +260,6 @@ mod tests {
             let summaries = ToolSummaries {
                 tools: tools.iter().map(|(n, r, a)| tool(n, *r, *a)).collect(),
                 risk,
-                capabilities: BTreeMap::new(),
                 declared_findings: Vec::new(),
             };
             let mut marked = summaries.clone();
@@ -248,5 +271,40 @@ mod tests {
                 "{tools:?} {repeated:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_capability_map_is_derived_written_in_place_and_ignored_when_read() {
+        let mut write = tool("write_file", Risk::High, Risk::High);
+        write.capabilities = vec![Capability::Write, Capability::Read];
+        let mut read = tool("read_file", Risk::Low, Risk::Low);
+        read.capabilities = vec![Capability::Read];
+        let summaries = ToolSummaries {
+            tools: vec![write, read],
+            risk: Risk::High,
+            declared_findings: Vec::new(),
+        };
+        let map = summaries.capabilities();
+        assert_eq!(map[&Capability::Read], ["read_file", "write_file"]);
+        assert_eq!(map[&Capability::Write], ["write_file"]);
+        let text = serde_json::to_string(&summaries).unwrap();
+        let keys: Vec<usize> = [
+            "\"tools\"",
+            "\"risk\"",
+            "\"capabilities\"",
+            "\"declared_findings\"",
+        ]
+        .iter()
+        .map(|key| text.rfind(key).unwrap())
+        .collect();
+        assert!(keys.is_sorted(), "{text}");
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["capabilities"], serde_json::to_value(&map).unwrap());
+        // A stored map that disagrees with the tools is not believed.
+        let mut stored = value.clone();
+        stored["capabilities"] = serde_json::json!({"delete": ["read_file"]});
+        let read_back: ToolSummaries = serde_json::from_value(stored).unwrap();
+        assert_eq!(read_back, summaries);
+        assert_eq!(read_back.capabilities(), map);
     }
 }

@@ -236,11 +236,11 @@ pub fn markers_gained(old: &[Finding], new: &[Finding]) -> Vec<Finding> {
 
 /// Capability name → names of the tools that have it, for the server row.
 pub fn capability_map<'a>(
-    tools: impl IntoIterator<Item = (&'a str, &'a ToolAssessment)>,
+    tools: impl IntoIterator<Item = (&'a str, &'a [Capability])>,
 ) -> std::collections::BTreeMap<Capability, Vec<String>> {
     let mut map: std::collections::BTreeMap<Capability, Vec<String>> = Default::default();
-    for (name, assessment) in tools {
-        for capability in &assessment.capabilities {
+    for (name, capabilities) in tools {
+        for capability in capabilities {
             map.entry(*capability).or_default().push(name.to_string());
         }
     }

@@ -230,7 +230,11 @@ fn capability_map_lists_tool_names_per_capability() {
         .iter()
         .map(|t| (t["name"].as_str().unwrap().to_string(), assess_tool(t)))
         .collect();
-    let map = capability_map(assessed.iter().map(|(n, a)| (n.as_str(), a)));
+    let map = capability_map(
+        assessed
+            .iter()
+            .map(|(n, a)| (n.as_str(), a.capabilities.as_slice())),
+    );
     assert_eq!(map[&Capability::Read], ["search_issues"]);
     assert_eq!(map[&Capability::Delete], ["delete_repository"]);
     assert_eq!(map[&Capability::Execute], ["run_command"]);

@@ -175,7 +175,7 @@ impl RowTools {
 
     /// The row's `capabilities` (duplicate keys change no capability).
     pub(super) fn capabilities(&self) -> BTreeMap<Capability, Vec<String>> {
-        self.insight.capabilities.clone()
+        self.insight.capabilities()
     }
 
     /// The row's `declared_findings`.

@@ -348,7 +348,11 @@ pub fn server_risk_fields(tools: &[Value]) -> (Value, Value, Value) {
         .iter()
         .map(|(_, a)| a.assumed_risk)
         .fold(server, risk::Risk::max);
-    let map = risk::capability_map(assessed.iter().map(|(n, a)| (n.as_str(), a)));
+    let map = risk::capability_map(
+        assessed
+            .iter()
+            .map(|(n, a)| (n.as_str(), a.capabilities.as_slice())),
+    );
     (json!(server), json!(assumed), json!(map))
 }
 
