@@ -3,39 +3,17 @@
 
 use std::sync::Arc;
 
-use reqwest::header::HeaderMap;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use url::Url;
 
-use super::session::{Session, SessionSlot};
-use super::{CLIENT_NAME, META_PREFIX, ProbeOptions};
+use super::ProbeOptions;
+use super::classic::{Handshake, try_classic};
+use super::envelope::{client_info, modern_headers, modern_params};
 use crate::mcp::era::{self, DiscoverVerdict, Era};
 use crate::mcp::error::ProbeError;
-use crate::mcp::exchange::{self, Body, Reply, Wire};
+use crate::mcp::exchange::{Reply, Wire};
 use crate::mcp::legacy_sse::{self, LegacySession, Opened, Tally};
 use crate::net::Client;
-
-/// A completed handshake in either era.
-#[derive(Debug)]
-pub(super) struct Handshake {
-    pub(super) era: Era,
-    pub(super) url: Url,
-    pub(super) version: String,
-    pub(super) session_id: Option<String>,
-    pub(super) status: u16,
-    /// The discover or initialize result.
-    pub(super) result: Value,
-    /// The open event stream of a legacy HTTP+SSE server.
-    pub(super) legacy: Option<LegacySession>,
-}
-
-/// A failed `initialize`, with whether trying another era or transport could still help.
-pub(super) struct ClassicFailure {
-    pub(super) error: ProbeError,
-    pub(super) may_be_modern: bool,
-    /// 400/404/405 without modern evidence: the URL may be a 2024-11-05 SSE stream.
-    pub(super) may_be_legacy: bool,
-}
 
 pub(super) async fn handshake(
     client: &Client,
@@ -209,111 +187,9 @@ pub(super) async fn try_modern(
     Ok(None)
 }
 
-/// `initialize` then `notifications/initialized`.
-pub(super) async fn try_classic(wire: &Wire<'_>, url: &Url) -> Result<Handshake, ClassicFailure> {
-    let offered = era::CLASSIC_VERSIONS[0];
-    let params = json!({
-        "protocolVersion": offered,
-        "capabilities": {},
-        "clientInfo": client_info(),
-    });
-    let reply = wire
-        .request(url, HeaderMap::new(), "initialize", Some(params))
-        .await
-        .map_err(|error| ClassicFailure {
-            error: error.into(),
-            may_be_modern: false,
-            may_be_legacy: false,
-        })?;
-    let modern_evidence =
-        matches!(&reply.body, Body::Message(Err(e)) if era::is_modern_evidence(e));
-    let may_be_modern =
-        modern_evidence || ((400..500).contains(&reply.status) && reply.auth_error().is_none());
-    // 426: a WebSocket-only endpoint, which the GET then confirms.
-    let may_be_legacy = !modern_evidence && matches!(reply.status, 400 | 404 | 405 | 426);
-    let status = reply.status;
-    let session_id = reply.session_id.clone();
-    let final_url = reply.final_url.clone().unwrap_or_else(|| url.clone());
-    let result = reply.into_result().map_err(|error| ClassicFailure {
-        error,
-        may_be_modern,
-        may_be_legacy,
-    })?;
-    let fail = |error: ProbeError| ClassicFailure {
-        error,
-        may_be_modern: false,
-        may_be_legacy: false,
-    };
-    let version = result
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let session = Session {
-        wire,
-        url: final_url.clone(),
-        era: Era::Classic,
-        version: version.clone(),
-        session_id: SessionSlot::new(session_id.clone()),
-        legacy: None,
-        raw: Default::default(),
-    };
-    if !era::is_known_classic_version(&version) {
-        session.close().await;
-        return Err(fail(ProbeError::TransportUnsupported(format!(
-            "the server negotiated protocol version {version:?}"
-        ))));
-    }
-    let ack = wire
-        .notify(
-            &final_url,
-            session.headers("notifications/initialized"),
-            "notifications/initialized",
-        )
-        .await
-        .map_err(|error| fail(error.into()))?;
-    if let Some(error) = ack.auth_error() {
-        return Err(fail(error));
-    }
-    Ok(Handshake {
-        era: Era::Classic,
-        url: final_url,
-        version,
-        session_id,
-        status,
-        result,
-        legacy: None,
-    })
-}
-
 pub(super) fn error_of(reply: Reply) -> ProbeError {
     match reply.into_result() {
         Err(error) => error,
         Ok(_) => ProbeError::NotJson("unexpected result".into()),
     }
-}
-
-pub(super) fn client_info() -> Value {
-    json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
-}
-
-/// The modern `params`: the `_meta` envelope plus an optional cursor.
-pub(super) fn modern_params(version: &str, cursor: Option<&str>) -> Value {
-    let mut meta = Map::new();
-    meta.insert(format!("{META_PREFIX}protocolVersion"), json!(version));
-    meta.insert(format!("{META_PREFIX}clientCapabilities"), json!({}));
-    meta.insert(format!("{META_PREFIX}clientInfo"), client_info());
-    let mut params = Map::new();
-    params.insert("_meta".into(), Value::Object(meta));
-    if let Some(cursor) = cursor {
-        params.insert("cursor".into(), json!(cursor));
-    }
-    Value::Object(params)
-}
-
-pub(super) fn modern_headers(version: &str, method: &str) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    exchange::set_header(&mut headers, exchange::VERSION_HEADER, version);
-    exchange::set_header(&mut headers, exchange::METHOD_HEADER, method);
-    headers
 }

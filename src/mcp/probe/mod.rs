@@ -8,6 +8,8 @@
 //! modern (from the ledger), `tools/list` is sent together with `server/discover`, so a
 //! tools-only server costs one round trip.
 
+mod classic;
+mod envelope;
 mod handshake;
 mod session;
 
@@ -408,7 +410,7 @@ fn server_info(result: &Value, era: Era) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::handshake::modern_params;
+    use super::envelope::modern_params;
     use super::session::item_pointer;
     use super::*;
     use crate::net::NetConfig;

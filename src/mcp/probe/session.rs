@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::ProbeOptions;
-use super::handshake::{modern_headers, modern_params, try_classic};
+use super::classic::try_classic;
+use super::envelope::{self, classic_headers, modern_headers, modern_params};
 use crate::mcp::era::Era;
 use crate::mcp::error::ProbeError;
-use crate::mcp::exchange::{self, Reply, Wire};
+use crate::mcp::exchange::{Reply, Wire};
 use crate::mcp::legacy_sse::LegacySession;
 use crate::mcp::raw::RawAnswers;
 use crate::surface::{ListRead, Sha256Digest};
@@ -82,12 +83,7 @@ impl Session<'_, '_> {
         match self.era {
             Era::Modern => modern_headers(&self.version, method),
             Era::Classic | Era::LegacySse => {
-                let mut headers = HeaderMap::new();
-                exchange::set_header(&mut headers, exchange::VERSION_HEADER, &self.version);
-                if let Some(id) = self.session_id.current() {
-                    exchange::set_header(&mut headers, exchange::SESSION_HEADER, &id);
-                }
-                headers
+                classic_headers(&self.version, self.session_id.current().as_deref())
             }
         }
     }
@@ -234,10 +230,9 @@ impl Session<'_, '_> {
 
     /// Ends a classic session politely; the answer does not matter.
     pub(super) async fn close(&self) {
-        if self.era == Era::Classic && self.session_id.current().is_some() {
-            let mut headers = self.headers("");
-            headers.remove(exchange::METHOD_HEADER);
-            let _ = self.wire.delete(&self.url, headers).await;
+        if self.era == Era::Classic {
+            let id = self.session_id.current();
+            envelope::close_classic(self.wire, &self.url, &self.version, id.as_deref()).await;
         }
     }
 }
