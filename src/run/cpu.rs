@@ -23,7 +23,7 @@ static POOL: OnceLock<Option<Pool>> = OnceLock::new();
 
 /// The sending side of the pool's queue; its threads share the receiving side.
 struct Pool {
-    queue: Mutex<Sender<Work>>,
+    queue: Sender<Work>,
 }
 
 /// Runs `work` on the surface-work pool and waits for its result; `Err` carries the message
@@ -45,11 +45,7 @@ where
         // The caller may have stopped waiting (a run deadline); nothing to do then.
         let _ = answer.send(outcome);
     });
-    let sent = match pool.queue.lock() {
-        Ok(queue) => queue.send(job).is_ok(),
-        Err(_) => false,
-    };
-    if !sent {
+    if pool.queue.send(job).is_err() {
         return Err("the surface-work threads stopped".to_string());
     }
     result
@@ -73,9 +69,7 @@ impl Pool {
                 Err(error) => tracing::warn!(%error, "cannot start a surface-work thread"),
             }
         }
-        (started > 0).then(|| Pool {
-            queue: Mutex::new(queue),
-        })
+        (started > 0).then_some(Pool { queue })
     }
 }
 
