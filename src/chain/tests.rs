@@ -601,3 +601,42 @@ fn witness_rows_keep_their_evidence_and_their_signatures() {
     assert_eq!(found.location, "index write 2");
     assert!(found.problem.contains("forged"), "{found}");
 }
+
+/// Sealing writes the entries one at a time in RFC 8785 key order (UTF-16 code units), which
+/// differs from the map's own order (UTF-8 bytes) for keys beyond the Basic Multilingual
+/// Plane: the head sealed must be the one a reader recomputes from the whole stored index.
+#[test]
+fn a_head_sealed_entry_by_entry_is_the_head_of_the_whole_index() {
+    let mut ledger = Ledger::empty("order");
+    open(&mut ledger, None, &[]);
+    let urls = [
+        "https://\u{e000}.example/mcp",
+        "https://\u{10000}.example/mcp",
+        "https://a.example/mcp",
+        "https://\u{ff61}.example/mcp",
+    ];
+    for (i, url) in urls.into_iter().enumerate() {
+        let s = surface(i + 1);
+        let update = Update::Readable {
+            previous: None,
+            surface: &s,
+            tool_digest: s.tool_digest(),
+            surface_key: format!("surface-{i}"),
+            era: Era::Modern,
+            transport: "streamable-http".into(),
+            auth: Default::default(),
+            repeated_keys: Vec::new(),
+            tool_digests: None,
+        };
+        ledger.apply(url, at(1), update, &[]);
+    }
+    // The two orders disagree on these keys, so the test can tell them apart.
+    let by_bytes: Vec<&String> = ledger.servers.keys().collect();
+    let mut by_units = by_bytes.clone();
+    by_units.sort_by(|a, b| canon::cmp_utf16(a, b));
+    assert_ne!(by_bytes, by_units);
+    ledger.sealed_record().unwrap();
+    let value = stored(&ledger);
+    assert_eq!(value["chain"]["head"], json!(index_head(&value)));
+    assert_eq!(check_index(&value), Ok(()));
+}
