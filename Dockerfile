@@ -7,6 +7,12 @@
 FROM rust:1.95-slim-trixie AS builder
 WORKDIR /build
 
+# make builds the allocator the binary links (jemalloc, through tikv-jemalloc-sys); the slim
+# image has a C compiler but no make.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends make \
+    && rm -rf /var/lib/apt/lists/*
+
 # Download the locked dependencies in their own layer; it is reused while Cargo.lock is unchanged.
 # (The manifest declares a bench target, whose file must exist for cargo to read the manifest.)
 COPY Cargo.toml Cargo.lock ./
@@ -32,12 +38,8 @@ COPY --from=builder /runtime/ /
 COPY --from=builder --chown=10001:10001 /runtime/actor /actor
 COPY --from=builder /build/target/release/mcp-surface-ledger /usr/local/bin/mcp-surface-ledger
 
-# glibc's heap: at most two arenas (one per vCPU of a small Actor) instead of eight per CPU. A run's
-# threads (runtime workers, the blocking pool that parses, assesses and writes) otherwise each
-# keep freed memory of their own; at 1000 servers this saves about 10 MB of a first run's peak
-# RSS and 20 MB of a later run's at the same speed (docs/performance.md, issue 24's section).
-# bench/run.sh runs the binary with the same setting.
-ENV MALLOC_ARENA_MAX=2
+# The allocator's settings are built into the binary (.cargo/config.toml, copied with the
+# sources): no environment is needed for them.
 
 # Run as the unprivileged user; local storage (./storage) lives in its home directory.
 USER 10001:10001

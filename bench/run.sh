@@ -162,8 +162,8 @@ run_measured() {
   "$timer" -f '%e %U %S %M' -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err"
 }
 
-# The Actor runs with the environment its image sets (Dockerfile: MALLOC_ARENA_MAX).
-actor_env=(env MALLOC_ARENA_MAX="$(sed -n 's/^ENV MALLOC_ARENA_MAX=//p' "$root/Dockerfile")")
+# The Actor runs as its image runs it: its allocator's settings are built in (.cargo/config.toml).
+actor_env=(env)
 read -r -a actor_flags <<<"${ACTOR_FLAGS:-}"
 actor_run() {
   local name="$1" storage="$work/storage-${1##*-}"

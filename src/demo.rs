@@ -365,6 +365,24 @@ fn cannot_listen(endpoint: &Endpoint, error: &std::io::Error) -> DemoError {
     ))
 }
 
+/// Serves release 1 on a free loopback port in this process, for the crate's own tests of a
+/// real MCP exchange (the server lives until the test's runtime ends); its URL.
+#[cfg(test)]
+pub(crate) async fn serve_in_process() -> Url {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .expect("bind a loopback port");
+    let address = listener.local_addr().expect("the bound address");
+    let endpoint = Endpoint::parse(&format!("http://{address}/mcp")).expect("a demo URL");
+    let demo = Arc::new(Demo {
+        release: AtomicU8::new(1),
+        stop: Notify::new(),
+    });
+    let app = app(&endpoint, demo);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    endpoint.url
+}
+
 /// Starts `demo-server URL` as a detached process and waits until it accepts connections.
 async fn background(endpoint: &Endpoint) -> Result<(), DemoError> {
     // Bind once here so that a port in use is reported with its reason, not as a child that

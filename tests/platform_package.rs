@@ -371,3 +371,40 @@ fn without_dependency_tables(manifest: &str) -> String {
     }
     kept
 }
+
+/// The binary runs on jemalloc with the settings of `.cargo/config.toml` built in (two arenas,
+/// freed pages given back at once), on a plain `cargo build` with no environment set: the
+/// figures of docs/performance.md ("The allocator") depend on them. jemalloc prints the
+/// options it runs with when asked through its environment variable.
+#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[test]
+fn the_binary_runs_on_jemalloc_with_the_configured_settings() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-surface-ledger"))
+        .arg("--version")
+        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .output()
+        .expect("run the binary");
+    assert!(output.status.success(), "{output:?}");
+    let stats = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stats.contains("jemalloc statistics"),
+        "jemalloc printed no statistics: is it the allocator?\n{stats}"
+    );
+    let config = read(".cargo/config.toml");
+    assert!(
+        config.contains(
+            "JEMALLOC_SYS_WITH_MALLOC_CONF = \"narenas:2,dirty_decay_ms:0,muzzy_decay_ms:0\""
+        ),
+        "the settings this test checks are not the configured ones"
+    );
+    for option in [
+        "opt.narenas: 2",
+        "opt.dirty_decay_ms: 0",
+        "opt.muzzy_decay_ms: 0",
+    ] {
+        assert!(
+            stats.contains(option),
+            "{option} is not in effect:\n{stats}"
+        );
+    }
+}

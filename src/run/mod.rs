@@ -41,7 +41,7 @@ use charge::{Payer, charge};
 use finish::finish;
 use fleet::{blocked_result, over_budget_result, read_input, split_by_budget, templated_result};
 use outcome::{Outcome, Probed, ServerResult};
-use probe::{Job, SurfaceWriter, probe_jobs, probe_one};
+use probe::{Backlog, Job, Room, SurfaceWriter, probe_jobs, probe_one};
 use record::{log_verdict, record_outcome};
 use rows::RowWriter;
 
@@ -418,25 +418,29 @@ async fn probe_and_record<S: Storage>(
     // task and reports back through a channel, so recording one outcome never holds up the
     // next probe, and servers late in the list are the ones a run deadline cuts.
     let slots = Arc::new(Semaphore::new(ctx.input.concurrency));
-    let (report, mut outcomes) = mpsc::unbounded_channel::<Outcome>();
+    let backlog = Backlog::new(ctx.input.concurrency);
+    let (report, mut outcomes) = mpsc::unbounded_channel::<(Outcome, Option<Room>)>();
     tokio::spawn(async move {
         for job in jobs {
             let Ok(slot) = slots.clone().acquire_owned().await else {
                 break;
             };
             let report = report.clone();
-            let client = client.clone();
+            let (client, backlog) = (client.clone(), backlog.clone());
             tokio::spawn(async move {
                 let (index, fallback) = (job.target.index, job.target.clone());
-                let probe = probe_one(client, slot, job, server_budget, run_deadline);
-                let outcome = tokio::spawn(probe).await.unwrap_or_else(|error| Outcome {
-                    target: fallback,
-                    probed: Probed::Crashed(error.to_string()),
-                    elapsed: Duration::ZERO,
-                    index,
+                let probe = probe_one(client, slot, backlog, job, server_budget, run_deadline);
+                let reported = tokio::spawn(probe).await.unwrap_or_else(|error| {
+                    let outcome = Outcome {
+                        target: fallback,
+                        probed: Probed::Crashed(error.to_string()),
+                        elapsed: Duration::ZERO,
+                        index,
+                    };
+                    (outcome, None)
                 });
                 // The receiver lives until every sender is gone; a failed send cannot happen.
-                let _ = report.send(outcome);
+                let _ = report.send(reported);
             });
         }
     });
@@ -450,11 +454,13 @@ async fn probe_and_record<S: Storage>(
                 written?;
                 continue;
             }
-            outcome = outcomes.recv() => match outcome {
-                Some(outcome) => outcome,
+            reported = outcomes.recv() => match reported {
+                Some(reported) => reported,
                 None => break,
             },
         };
+        // `_room` is given up at the end of this turn, once the outcome is recorded.
+        let (outcome, _room) = outcome;
         let index = outcome.index;
         let payer = Payer {
             charging,

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
-use tokio::sync::OwnedSemaphorePermit;
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant as TokioInstant;
 
 use super::RunContext;
@@ -119,15 +121,46 @@ impl<'a, S: Storage> SurfaceWriter<'a, S> {
     }
 }
 
+/// Room for the servers whose answers are in but not yet recorded: those waiting for the
+/// surface work, in it, or waiting to be recorded.
+///
+/// A server gives up its network slot once its answers are in, so that the next one starts
+/// while its surface is built. When the CPUs are slower than the fleet (a small machine, a
+/// fleet of large surfaces, shards in one process), answers would pile up in memory faster
+/// than they are worked off: 2,000 servers in two shards peaked at 460 MB on a slow 2-vCPU
+/// machine. A server now waits for room here before giving up its slot, so at most
+/// `concurrency` servers are on the network and as many wait, whatever the CPUs' speed.
+#[derive(Clone)]
+pub(super) struct Backlog(Arc<Semaphore>);
+
+/// A server's place in the [`Backlog`], held until its outcome is recorded.
+pub(super) type Room = OwnedSemaphorePermit;
+
+impl Backlog {
+    /// Room for `servers` answers.
+    pub(super) fn new(servers: usize) -> Self {
+        Backlog(Arc::new(Semaphore::new(servers.max(1))))
+    }
+
+    /// Waits for room for one answer.
+    async fn make_room(&self) -> Option<Room> {
+        // The semaphore is never closed; without a place the server would only go on unbounded.
+        self.0.clone().acquire_owned().await.ok()
+    }
+}
+
 /// Reads one server while holding `network`, its place among the `concurrency` servers in
-/// flight, which it gives up as soon as the answers are in; the surface work follows.
+/// flight, which it gives up as soon as the answers are in and there is room in `backlog`
+/// for them; the surface work follows. The room is returned with the outcome, to be given
+/// up once the outcome is recorded.
 pub(super) async fn probe_one(
     client: net::Client,
     network: OwnedSemaphorePermit,
+    backlog: Backlog,
     job: Job,
     server_budget: Duration,
     run_deadline: TokioInstant,
-) -> Outcome {
+) -> (Outcome, Option<Room>) {
     let Job {
         target,
         options,
@@ -137,12 +170,13 @@ pub(super) async fn probe_one(
     let started = Instant::now();
     let now = TokioInstant::now();
     if now >= run_deadline {
-        return Outcome {
+        let outcome = Outcome {
             target,
             probed: Probed::RunDeadline,
             elapsed: Duration::ZERO,
             index,
         };
+        return (outcome, None);
     }
     let server_deadline = now + server_budget;
     let deadline = server_deadline.min(run_deadline);
@@ -150,21 +184,25 @@ pub(super) async fn probe_one(
     let read = tokio::time::timeout_at(deadline, mcp::probe(&client, &target.url, &options)).await;
     // The server's response time: the surface work below is ours, not the server's.
     let elapsed = started.elapsed();
+    let mut room = None;
     let probed = match read {
         Ok(Ok(observation)) => {
-            drop(network); // the network part is done: let the next server start
+            // The network part is done: once the answers have room, the next server starts.
+            room = backlog.make_room().await;
+            drop(network);
             prepare(observation, known).await
         }
         Ok(Err(failure)) => Probed::Failed(Box::new(failure)),
         Err(_) if run_deadline < server_deadline => Probed::RunDeadline,
         Err(_) => Probed::TimedOut,
     };
-    Outcome {
+    let outcome = Outcome {
         target,
         probed,
         elapsed,
         index,
-    }
+    };
+    (outcome, room)
 }
 
 /// Builds the surface, its insight and record ([`Prepared::of`]): milliseconds of CPU per
@@ -183,5 +221,68 @@ pub(super) async fn prepare(observation: Observation, known: Known) -> Probed {
         Ok(Ok(prepared)) => Probed::Read(Box::new(prepared)),
         Ok(Err(problem)) => Probed::Unusable(problem),
         Err(crash) => Probed::Crashed(crash),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::NetConfig;
+
+    /// A job for the in-process demo server at `url`, with nothing known of it.
+    fn job(url: url::Url) -> Job {
+        Job {
+            target: Target {
+                index: 0,
+                url,
+                credential: None,
+            },
+            options: ProbeOptions::default(),
+            known: Known::default(),
+        }
+    }
+
+    /// The memory bound of [`Backlog`]: a server whose answers are in keeps its network slot
+    /// (so no further server starts) until there is room for its answers, and holds that room
+    /// until its outcome is recorded.
+    #[tokio::test]
+    async fn answers_read_keep_their_network_slot_until_they_have_room() {
+        let url = crate::demo::serve_in_process().await;
+        let config = NetConfig::new(Duration::from_secs(5), 0, 1_000_000).allow_private(true);
+        let client = net::Client::new(config).unwrap();
+        let network = Arc::new(Semaphore::new(1));
+        let backlog = Backlog::new(1);
+        // Another server's answers fill the backlog.
+        let waiting = backlog.make_room().await.unwrap();
+        let slot = network.clone().acquire_owned().await.unwrap();
+        let deadline = TokioInstant::now() + Duration::from_secs(30);
+        let budget = Duration::from_secs(10);
+        let probe = tokio::spawn(probe_one(
+            client,
+            slot,
+            backlog.clone(),
+            job(url),
+            budget,
+            deadline,
+        ));
+        // The read finishes in milliseconds; its slot stays taken while the backlog is full.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!probe.is_finished());
+        assert_eq!(network.available_permits(), 0);
+        drop(waiting);
+        let (outcome, room) = probe.await.unwrap();
+        assert!(
+            matches!(outcome.probed, Probed::Read(_)),
+            "the demo server was not read"
+        );
+        assert_eq!(network.available_permits(), 1, "the slot is given up");
+        assert!(room.is_some());
+        assert_eq!(
+            backlog.0.available_permits(),
+            0,
+            "the room is held until the outcome is recorded"
+        );
+        drop(room);
+        assert_eq!(backlog.0.available_permits(), 1);
     }
 }
