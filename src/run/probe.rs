@@ -1,14 +1,14 @@
 //! Stage 2, probing: the jobs in input order, `concurrency` probes in flight under the per-server
-//! and run deadlines, the surface work on the blocking pool, and the surface records written
-//! while the run goes on.
+//! and run deadlines and as many answers waiting for their surface work ([`Backlog`]), the
+//! surface work on the surface-work pool (`run::cpu`), and the surface records written while
+//! the run goes on.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
-use std::sync::Arc;
-
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant as TokioInstant;
 
@@ -144,7 +144,7 @@ impl Backlog {
 
     /// Waits for room for one answer.
     async fn make_room(&self) -> Option<Room> {
-        // The semaphore is never closed; without a place the server would only go on unbounded.
+        // The semaphore is never closed; were it closed, the server would go on without room.
         self.0.clone().acquire_owned().await.ok()
     }
 }
@@ -206,8 +206,8 @@ pub(super) async fn probe_one(
 }
 
 /// Builds the surface, its insight and record ([`Prepared::of`]): milliseconds of CPU per
-/// server. It runs on the surface-work threads ([`super::cpu`]), one per CPU and below the
-/// runtime's priority, so the runtime's workers stay free to read the answers of the servers
+/// server. It runs on the surface-work threads ([`super::cpu`]), one per CPU and apart from
+/// the runtime's workers, so those stay free to read the answers of the servers
 /// in flight (and so release their slots on time).
 pub(super) async fn prepare(observation: Observation, known: Known) -> Probed {
     // Answers byte-identical to the ledger's need no surface work at all.
