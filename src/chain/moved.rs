@@ -9,44 +9,14 @@
 //! (named there) from one that was deleted (named nowhere).
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Link, LogItem, entry_head, item_link};
+use super::{LogItem, MoveEvent, MoveItem, item_link};
 use crate::ledger::Entry;
-
-/// Which side of a move an item records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MoveEvent {
-    /// The entry left this ledger for `ledger`.
-    MovedOut,
-    /// The entry came into this ledger from `ledger`.
-    MovedIn,
-}
-
-/// One move of an entry, an item of its chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MoveItem {
-    /// When the coordinator moved the entry.
-    pub observed_at: DateTime<Utc>,
-    /// Out or in.
-    pub event: MoveEvent,
-    /// The other ledger: where the entry went, or where it came from.
-    pub ledger: String,
-    /// For `moved_in`: the source ledger's write (sequence number and head) the move started
-    /// from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<LogItem>,
-    /// Its number in the entry's chain.
-    pub seq: u64,
-    /// Its link ([`item_link`] of the item before it).
-    pub link: String,
-}
 
 /// Appends `item` to `entry`'s chain, numbered and linked after its last item; returns it.
 fn append(entry: &mut Entry, mut item: MoveItem) -> MoveItem {
-    let prev = entry_head(entry);
+    let prev = entry.chain_head();
     item.seq = prev.seq + 1;
     item.link = String::new();
     let value = serde_json::to_value(&item).unwrap_or(Value::Null);
@@ -92,7 +62,7 @@ pub fn relink(entry: &mut Entry) {
         .into_iter()
         .partition(|moved| moved.seq <= base);
     entry.moves = archived;
-    super::link_items(entry);
+    entry.link_items();
     for moved in later {
         append(entry, moved);
     }
@@ -105,14 +75,6 @@ pub fn last_move_out<'a>(entry: &'a Entry, to: &str) -> Option<&'a MoveItem> {
         .iter()
         .rev()
         .find(|m| m.event == MoveEvent::MovedOut && m.ledger == to)
-}
-
-/// The entry's last move as a chain link.
-pub(super) fn last_move(entry: &Entry) -> Option<Link> {
-    entry.moves.last().map(|m| Link {
-        seq: m.seq,
-        link: m.link.clone(),
-    })
 }
 
 /// The stored items of an entry's chain after `base_seq`, in chain order: its history items

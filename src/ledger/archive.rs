@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::values::{PackReader, ValueError};
 use super::{Entry, HistoryItem, KeptValue, MAX_HISTORY, Pending, ValueRef, past};
-use crate::chain::Link;
+use crate::chain::record::Link;
 use crate::platform::Storage;
 
 /// How many of its newest items an entry keeps in the index when it archives.
@@ -87,10 +87,10 @@ impl Entry {
         if count == 0 {
             return false;
         }
-        crate::chain::link_items(self);
+        self.link_items();
         let base = self.history_base.clone().unwrap_or_else(|| Link {
             seq: 0,
-            link: crate::chain::genesis_link(&self.server_url),
+            link: crate::chain::record::genesis_link(&self.server_url),
         });
         let items: Vec<HistoryItem> = self.history.drain(..count).collect();
         let (Some(first), Some(newest)) = (items.first(), items.last()) else {

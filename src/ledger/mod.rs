@@ -19,6 +19,7 @@
 mod archive;
 mod history;
 mod kept;
+mod links;
 mod names;
 pub mod past;
 mod surface_record;
@@ -218,14 +219,14 @@ pub struct Entry {
     pub history: Vec<HistoryItem>,
     /// The chain link before the oldest kept history item (older items were dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history_base: Option<crate::chain::Link>,
+    pub history_base: Option<crate::chain::record::Link>,
     /// Every earlier surface within the retention period, oldest first: how to rebuild it
     /// from the stored one ([`past`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Step>,
     /// Moves of the entry between shard ledgers, items of its chain ([`crate::chain::moved`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub moves: Vec<crate::chain::MoveItem>,
+    pub moves: Vec<crate::chain::record::MoveItem>,
 }
 
 /// The index record of one ledger.
@@ -243,7 +244,7 @@ pub struct Ledger {
     pub servers: BTreeMap<String, Entry>,
     /// The hash chain of this write ([`crate::chain`]); absent in ledgers written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chain: Option<crate::chain::IndexChain>,
+    pub chain: Option<crate::chain::record::IndexChain>,
     /// The values this run added, stored by [`Ledger::store_values`] before the index.
     #[serde(skip)]
     pub pending: Pending,
@@ -537,7 +538,7 @@ impl Ledger {
                 kept::keep_values(&mut item, change, pending);
                 entry.history.push(item);
             }
-            crate::chain::link_items(entry);
+            entry.link_items();
         }
         let days = self.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS);
         entry.retain_since(now - chrono::Duration::days(i64::from(days)));
