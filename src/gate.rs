@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::diff::{Change, ChangeClass, Compatibility, Severity};
+use crate::diff::{Change, Compatibility, Severity};
 use crate::report::SummaryRow;
 
 /// The lowest level of change that trips the gate.
@@ -27,8 +27,9 @@ pub enum FailOn {
     Medium,
     /// A change of severity high trips.
     High,
-    /// A change that breaks existing callers trips: a removed tool or a schema change graded
-    /// `breaking`.
+    /// A change that breaks existing callers trips: any change graded `breaking` (a removed
+    /// tool, prompt, resource template or catalogue resource; a schema, argument or
+    /// `uriTemplate` change that refuses what worked before).
     Breaking,
 }
 
@@ -40,10 +41,7 @@ impl FailOn {
             FailOn::Any => true,
             FailOn::Medium => change.severity >= Severity::Medium,
             FailOn::High => change.severity >= Severity::High,
-            FailOn::Breaking => {
-                change.change_class == ChangeClass::ToolRemoved
-                    || change.compatibility == Some(Compatibility::Breaking)
-            }
+            FailOn::Breaking => change.compatibility == Some(Compatibility::Breaking),
         }
     }
 
@@ -229,6 +227,7 @@ pub fn met_conditions(asked: &[ExitCondition], summary: &SummaryRow) -> Vec<MetC
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diff::ChangeClass;
 
     fn change(
         class: ChangeClass,
@@ -264,7 +263,11 @@ mod tests {
             Severity::Low,
             Some(Compatibility::Notation),
         );
-        let removed = change(ChangeClass::ToolRemoved, Severity::Medium, None);
+        let removed = change(
+            ChangeClass::ToolRemoved,
+            Severity::Medium,
+            Some(Compatibility::Breaking),
+        );
         let auth = change(ChangeClass::AuthRequirementChanged, Severity::High, None);
         let tasks_required = change(
             ChangeClass::ToolExecutionChanged,

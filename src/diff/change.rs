@@ -27,7 +27,8 @@ pub struct Change {
     pub new_value_hash: Option<String>,
     /// How urgent the change is.
     pub severity: Severity,
-    /// The grade for callers (schema changes and `execution.taskSupport` changes only).
+    /// The grade for callers: schema, argument, `uriTemplate` and `execution.taskSupport`
+    /// changes, and removals (always `breaking`).
     pub compatibility: Option<Compatibility>,
     /// Findings behind the grade, or notes on the raw values, one line each.
     pub details: Vec<String>,
@@ -68,6 +69,28 @@ impl Change {
             renamed_from: None,
         }
     }
+
+    /// The change record of an item that is gone (a tool, a prompt, a resource template, a
+    /// resource of a list kept item by item), graded `breaking`: a caller that used the item
+    /// fails now, as it does when one argument of it is removed.
+    pub fn removal(
+        change_class: ChangeClass,
+        tool_name: Option<&str>,
+        field: &str,
+        old_value: Value,
+        severity: Severity,
+    ) -> Change {
+        let mut change = Change::new(
+            change_class,
+            tool_name,
+            field,
+            Some(old_value),
+            None,
+            severity,
+        );
+        change.compatibility = Some(Compatibility::Breaking);
+        change
+    }
 }
 
 /// Compares a stored surface with a new one. The result is sorted: server-level changes first,
@@ -85,12 +108,11 @@ pub fn compare(old: &Surface, new: &Surface) -> Vec<Change> {
         match order {
             Ordering::Less => {
                 let t = &old.tools[i];
-                changes.push(Change::new(
+                changes.push(Change::removal(
                     ChangeClass::ToolRemoved,
                     Some(&t.name),
                     "tool",
-                    Some(t.raw.clone()),
-                    None,
+                    t.raw.clone(),
                     Severity::Medium,
                 ));
                 i += 1;
@@ -531,6 +553,8 @@ mod tests {
             ]
         );
         assert_eq!(changes[2].old_value, Some(json!({"name": "b"})));
+        assert_eq!(changes[2].compatibility, Some(Compatibility::Breaking));
+        assert_eq!(changes[3].compatibility, None, "an addition breaks no caller");
         assert_eq!(
             changes[3].new_value_hash,
             Some(hash_value(&json!({"name": "c"})))

@@ -172,12 +172,14 @@ impl ChangeClass {
         }
     }
 
-    /// The default `alert_on` set: the five classes of seed 000 that change what a connected
-    /// agent can do, plus the two risk classes (a new capability, a poisoning marker), plus
-    /// `tool_execution_changed` (a tool that starts requiring tasks is gone for a client that
-    /// does not speak them), plus the counterparts for prompts and resource templates (added,
-    /// removed, arguments or `uriTemplate` changed). Resources are data more often than
-    /// surface: not by default.
+    /// The default `alert_on` set: what changes what a connected agent can do or breaks a
+    /// caller. The five classes of seed 000; the two risk classes (a new capability, a
+    /// poisoning marker); `tool_execution_changed` (a tool that starts requiring tasks is gone
+    /// for a client that does not speak them); the counterparts for prompts and resource
+    /// templates (added, removed, arguments or `uriTemplate` changed); `read_only_hint_changed`
+    /// (clients auto-approve read-only tools, so losing the hint changes what runs unasked); and
+    /// `resource_removed` (a removal from a list kept item by item, a static catalogue, is
+    /// breaking). The reasoning and the real-release figures behind it are in docs/grading.md.
     pub fn default_alert_set() -> Vec<ChangeClass> {
         vec![
             ChangeClass::ToolAdded,
@@ -194,6 +196,8 @@ impl ChangeClass {
             ChangeClass::ResourceTemplateAdded,
             ChangeClass::ResourceTemplateRemoved,
             ChangeClass::ResourceTemplateUriChanged,
+            ChangeClass::ReadOnlyHintChanged,
+            ChangeClass::ResourceRemoved,
         ]
     }
 
@@ -314,7 +318,7 @@ mod tests {
     }
 
     #[test]
-    fn default_alert_set_is_the_five_of_the_spec_plus_the_risk_classes() {
+    fn default_alert_set_is_the_five_of_the_spec_plus_risk_and_breaking_classes() {
         let names: Vec<_> = ChangeClass::default_alert_set()
             .into_iter()
             .map(ChangeClass::as_str)
@@ -335,7 +339,9 @@ mod tests {
                 "prompt_arguments_changed",
                 "resource_template_added",
                 "resource_template_removed",
-                "resource_template_uri_changed"
+                "resource_template_uri_changed",
+                "read_only_hint_changed",
+                "resource_removed"
             ]
         );
     }

@@ -107,12 +107,11 @@ fn compare_items(
             Ordering::Less => {
                 let item = &old[i];
                 let field = item_field(kind, &item.key);
-                out.push(Change::new(
+                out.push(Change::removal(
                     removed,
                     None,
                     &field,
-                    Some(item.raw.clone()),
-                    None,
+                    item.raw.clone(),
                     severity,
                 ));
                 i += 1;

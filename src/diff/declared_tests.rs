@@ -339,3 +339,45 @@ fn item_fields_become_pointers() {
         assert_eq!(item_pointer(field).as_deref(), pointer, "{field}");
     }
 }
+
+#[test]
+fn every_removal_is_breaking_and_trips_the_breaking_gate() {
+    use crate::gate::FailOn;
+    let p = || json!([{"name": "greet"}]);
+    let r = || json!([{"uri": "docs://syntax", "name": "syntax"}]);
+    let t = || json!([{"name": "files", "uriTemplate": "file:///{path}"}]);
+    let none = || json!([]);
+    // (before, after, the removal's class)
+    let table = [
+        (
+            declared(p(), none(), none()),
+            declared(none(), none(), none()),
+            ChangeClass::PromptRemoved,
+        ),
+        (
+            declared(none(), r(), none()),
+            declared(none(), none(), none()),
+            ChangeClass::ResourceRemoved,
+        ),
+        (
+            declared(none(), none(), t()),
+            declared(none(), none(), none()),
+            ChangeClass::ResourceTemplateRemoved,
+        ),
+    ];
+    for (before, after, class) in table {
+        let changes = compare_declared(&before, &after);
+        assert_eq!(changes.len(), 1, "{class}: {changes:#?}");
+        assert_eq!(changes[0].change_class, class);
+        assert_eq!(changes[0].compatibility, Some(Compatibility::Breaking));
+        assert!(FailOn::Breaking.is_tripped_by(&changes[0]), "{class}");
+        assert!(
+            ChangeClass::default_alert_set().contains(&class),
+            "{class} is in the default alert_on"
+        );
+        // The addition back is not breaking.
+        let back = compare_declared(&after, &before);
+        assert_eq!(back[0].compatibility, None, "{class} added back");
+        assert!(!FailOn::Breaking.is_tripped_by(&back[0]));
+    }
+}
