@@ -10,6 +10,7 @@
 //! - [`phrase`]: the whole-word phrase matcher the text rules are written in.
 //! - [`unicode`]: invisible characters, tag-block decoding, look-alike letters.
 //! - [`poison`]: the poisoning pattern table and the text scanner.
+//! - [`intent`]: the intent rules (orders to the model, by family) the scanner adds.
 //! - [`texts`]: every text of a definition an agent reads, with its JSON pointer.
 //! - [`capability`]: capabilities and their evidence.
 //! - [`hints`]: the behaviour hints with their effective defaults.
@@ -25,6 +26,7 @@ pub mod declared;
 pub mod dupkeys;
 pub mod hints;
 pub mod identity;
+pub mod intent;
 pub mod phrase;
 pub mod poison;
 pub mod quality;

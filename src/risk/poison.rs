@@ -15,6 +15,7 @@ use serde_json::Value;
 mod preference;
 mod structural;
 
+use super::intent::{self, Context, Family};
 use super::phrase::{PhraseBook, TextIndex};
 use super::tokens::Tokens;
 use super::unicode;
@@ -26,9 +27,11 @@ use structural::{decoded_preview, structural_markers};
 /// Longest excerpt kept in a finding, in characters.
 const EXCERPT_CHARS: usize = 160;
 
-/// Scans one text for poisoning markers and advisories; at most one finding per pattern.
+/// Scans one text for poisoning markers and advisories; at most one finding per pattern. The
+/// scan knows nothing of the server around the text, so a tool named in it is only a weak hint
+/// (see [`ScanCache::for_definitions`]).
 pub fn scan_text(pointer: &str, text: &str) -> Vec<Finding> {
-    scan_text_with(&mut Scratch::default(), pointer, text)
+    scan_text_with(&mut Scratch::default(), &Context::default(), pointer, text)
 }
 
 /// The buffers one text scan works in, kept from text to text so that scanning the many texts
@@ -41,8 +44,13 @@ struct Scratch {
     lower: String,
 }
 
-/// [`scan_text`] in reused buffers.
-fn scan_text_with(scratch: &mut Scratch, pointer: &str, text: &str) -> Vec<Finding> {
+/// [`scan_text`] in reused buffers, with what is known of the server.
+fn scan_text_with(
+    scratch: &mut Scratch,
+    context: &Context,
+    pointer: &str,
+    text: &str,
+) -> Vec<Finding> {
     scratch.tokens.fill(text);
     scratch.lower.clear();
     scratch.lower.push_str(text);
@@ -63,9 +71,31 @@ fn scan_text_with(scratch: &mut Scratch, pointer: &str, text: &str) -> Vec<Findi
         }
     }
     preference::resolve(text, &mut hits);
-    let mut findings: Vec<Finding> = hits
+    let prose = intent::is_prose(pointer);
+    hits.retain(|(id, span)| match *id {
+        "secret_file_path" => {
+            !intent::defended(text, *span)
+                && !example_file(text, *span)
+                && (!prose || intent::ordered_near(text, *span))
+        }
+        "pseudo_system_tag" => !intent::listed_tag(text, *span),
+        "hidden_html_comment" => !intent::defended(text, *span),
+        "cross_tool_shadowing" => !intent::names_only_own_tools(text, *span, context),
+        "instruction_hijack" => {
+            let before = text[..span.0].trim_end().to_ascii_lowercase();
+            !intent::quoted_mention(text, *span)
+                && ![" a", " an", " the"].iter().any(|article| before.ends_with(article))
+        }
+        "exfil_endpoint" => !intent::given_as_example(text, *span),
+        _ => true,
+    });
+    let intents: Vec<intent::Hit> = intent::detect(text, pointer, context)
         .into_iter()
-        .map(|(id, (start, end))| {
+        .filter(|h| !intent::quoted_mention(text, h.span))
+        .collect();
+    let mut findings: Vec<Finding> = hits
+        .iter()
+        .map(|&(id, (start, end))| {
             let mut shown = excerpt(text, start, end);
             if id == "encoded_blob" {
                 shown.push_str(&decoded_preview(&text[start..end]));
@@ -73,6 +103,7 @@ fn scan_text_with(scratch: &mut Scratch, pointer: &str, text: &str) -> Vec<Findi
             finding(kind::POISONING, id, pointer, shown, Risk::High)
         })
         .collect();
+    findings.extend(intent_findings(text, pointer, &hits, intents));
     if let Some((start, end)) = whitespace_padding(text) {
         findings.push(finding(
             kind::ADVISORY,
@@ -89,6 +120,50 @@ fn finding(kind_: &str, pattern: &str, pointer: &str, excerpt: String, severity:
     Finding::new(kind_, pattern, pointer, excerpt, severity)
 }
 
+/// The findings of the intent rules, beside the phrase table's `hits`: a pattern the table
+/// already reported is not repeated. Severity comes from the combination: a strong hit, or
+/// hits of two families, or any marker of the table make every hit a marker; a weak hit alone
+/// is dropped (a plain "use the X tool", an "assistant should" is how vendors write).
+fn intent_findings(
+    text: &str,
+    pointer: &str,
+    hits: &[(&'static str, Span)],
+    intents: Vec<intent::Hit>,
+) -> Vec<Finding> {
+    let mut families: Vec<Family> = hits
+        .iter()
+        .filter_map(|(id, _)| Family::of_pattern(id))
+        .chain(intents.iter().map(|h| h.family))
+        .collect();
+    families.sort();
+    families.dedup();
+    let marked = !hits.is_empty() || intents.iter().any(|h| h.strong) || families.len() >= 2;
+    intents
+        .into_iter()
+        .filter(|h| !hits.iter().any(|(id, _)| *id == h.pattern))
+        .map(|h| {
+            let shown = format!(
+                "{} [{}: {}]",
+                excerpt(text, h.span.0, h.span.1),
+                h.family.as_str(),
+                h.evidence
+            );
+            finding(kind::POISONING, h.pattern, pointer, shown, Risk::High)
+        })
+        .filter(|_| marked)
+        .collect()
+}
+
+/// A secret file's harmless template (`.env.example`, `.env.sample`, `.env.template`): the
+/// word that holds the hit at `span` ends like one.
+fn example_file(text: &str, span: Span) -> bool {
+    let end = text[span.1..]
+        .find(|c: char| c.is_whitespace() || c == ',' || c == ')')
+        .map_or(text.len(), |i| span.1 + i);
+    let word = text[span.0..end].to_ascii_lowercase();
+    [".example", ".sample", ".template", ".dist"].iter().any(|e| word.contains(e))
+}
+
 /// Scans the server's `instructions` (from `initialize`); pointers start at `/instructions`.
 pub fn scan_server_instructions(text: &str) -> Vec<Finding> {
     scan_text("/instructions", text)
@@ -96,14 +171,34 @@ pub fn scan_server_instructions(text: &str) -> Vec<Finding> {
 
 /// Remembers the findings of texts already scanned. The tools of one server repeat many texts
 /// ("Repository owner", "Page number for pagination"), and a text's findings do not depend on
-/// where it stands, so each distinct text is scanned once and its findings re-pointed.
+/// where it stands, so each distinct text is scanned once and its findings re-pointed. One
+/// cache serves one server: it holds what the scan knows of that server's names.
 #[derive(Debug, Default)]
 pub struct ScanCache {
     seen: HashMap<String, Vec<Finding>>,
     scratch: Scratch,
+    context: Context,
 }
 
 impl ScanCache {
+    /// A cache for the texts of one server whose definitions (tools, prompts) are
+    /// `definitions`: their names and parameter names are the server's own, so a text that
+    /// names one of them gives a sequencing hint, while one that names any other tool points
+    /// at a tool elsewhere (a `cross_tool_directive` marker).
+    pub fn for_definitions<'a>(definitions: impl IntoIterator<Item = &'a Value>) -> ScanCache {
+        ScanCache {
+            context: Context {
+                own_names: Some(intent::own_names(definitions)),
+            },
+            ..ScanCache::default()
+        }
+    }
+
+    /// The findings of the server's `instructions`, with what the cache knows of the server.
+    pub fn scan_instructions(&mut self, text: &str) -> Vec<Finding> {
+        self.scan("/instructions", text)
+    }
+
     /// The findings of `text`, standing at `pointer`.
     pub fn scan(&mut self, pointer: &str, text: &str) -> Vec<Finding> {
         if let Some(found) = self.seen.get(text) {
@@ -115,7 +210,7 @@ impl ScanCache {
                 })
                 .collect();
         }
-        let found = scan_text_with(&mut self.scratch, pointer, text);
+        let found = scan_text_with(&mut self.scratch, &self.context, pointer, text);
         self.seen.insert(text.to_string(), found.clone());
         found
     }

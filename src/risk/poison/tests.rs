@@ -531,7 +531,7 @@ fn a_scan_in_reused_buffers_equals_a_fresh_one() {
     let mut scratch = Scratch::default();
     for text in texts.iter().chain(texts.iter().rev()) {
         assert_eq!(
-            scan_text_with(&mut scratch, "/p", text),
+            scan_text_with(&mut scratch, &Context::default(), "/p", text),
             scan_text("/p", text),
             "{text:?}"
         );
