@@ -390,8 +390,8 @@ pub fn grade_uri_template(
 
 /// The one change of a list kept as a summary (on either side): its count and, when both
 /// sides know their items' digests, the items removed, added and changed, named in `details`
-/// (at most [`summarized::NAMED_ITEMS_MAX`] of each sort) and, with their short digests, in `old_value` and
-/// `new_value` (`items`); then a sample of the new list. A list whose count, completeness and
+/// (at most [`summarized::NAMED_ITEMS_MAX`] of each sort) and, with their short digests, in
+/// `old_value` and `new_value` (`items`); then a sample of the new list. A list whose count, completeness and
 /// item digests all stay gives none; a list kept without digests (cut by the page limit, too
 /// long, or recorded by an earlier version) is compared by its count only.
 fn count_change(kind: DeclaredKind, old: &Declared, new: &Declared) -> Option<Change> {
@@ -493,15 +493,15 @@ pub fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
             "A field such as icons or _meta changed; the field property names it.",
         ),
         ChangeClass::ResourceCountChanged => (
-            "The count of a summarized resource list changed",
+            "A summarized resource list changed: its count, or resources at the same count",
             "The list holds more than 100 resources or was cut by the page limit, so it is kept as a count, a sample and (complete lists of up to 2,000) a short digest per resource rather than item by item; the details name up to 10 resources removed, added or changed, also at the same count.",
         ),
         ChangeClass::PromptCountChanged => (
-            "The count of a summarized prompt list changed",
+            "A summarized prompt list changed: its count, or prompts at the same count",
             "The list holds more than 500 prompts or was cut by the page limit, so it is kept as a count, a sample and (complete lists of up to 2,000) a short digest per item rather than item by item; the details name up to 10 prompts removed, added or changed, also at the same count, but its prompts are neither compared field by field nor scanned one by one.",
         ),
         ChangeClass::ResourceTemplateCountChanged => (
-            "The count of a summarized resource template list changed",
+            "A summarized resource template list changed: its count, or templates at the same count",
             "The list holds more than 500 templates or was cut by the page limit, so it is kept as a count, a sample and (complete lists of up to 2,000) a short digest per item rather than item by item; the details name up to 10 templates removed, added or changed, also at the same count, but its templates are neither compared field by field nor scanned one by one.",
         ),
         ChangeClass::ResourceTemplateAdded => (
