@@ -237,8 +237,9 @@ fn named(prefix: &str, count: usize, template: bool) -> Vec<Value> {
         .collect()
 }
 
-/// More prompts and templates than the 500 itemized are kept as a count with a sample: other
-/// names under the same count change nothing, another count is one row per list.
+/// More prompts and templates than the 500 itemized are kept as a count, a sample and a digest
+/// per item: other names under the same count are one row per list naming some of them, another
+/// count is one row per list.
 #[tokio::test]
 async fn prompts_and_templates_beyond_500_are_one_count_not_a_flood() {
     let surface = |prefix: &str, prompts: usize, templates: usize| {
@@ -276,11 +277,26 @@ async fn prompts_and_templates_beyond_500_are_one_count_not_a_flood() {
     assert_eq!(record["resource_template_list"]["total"], 520);
     assert!(record.get("prompts").is_none(), "not itemized");
 
-    // Other names, same counts: nothing.
+    // Other names, same counts: one row per list, naming a bounded number of them.
     file.write(&surface("b", 600, 520));
     dir.run_ok(&input, None).await;
     let rows = Rows::of(&dir);
-    assert!(rows.changes.is_empty(), "{:?}", rows.changes);
+    let changes = rows.changes_of(&url);
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    for change in &changes {
+        let (count, more) = match change["change_class"].as_str().unwrap() {
+            "prompt_count_changed" => (600, 590),
+            "resource_template_count_changed" => (520, 510),
+            other => panic!("unexpected {other}"),
+        };
+        let head = change["details"][0].as_str().unwrap();
+        assert!(
+            head.starts_with(&format!("{} ", 2 * count))
+                && head.contains(&format!("changed at the same count {count}: removed "))
+                && head.contains(&format!(" and {more} more; added ")),
+            "{head}"
+        );
+    }
 
     // One more prompt, the templates under the limit again: one count row each.
     file.write(&surface("b", 601, 3));
@@ -293,8 +309,8 @@ async fn prompts_and_templates_beyond_500_are_one_count_not_a_flood() {
         .map(|c| {
             (
                 c["change_class"].as_str().unwrap().to_string(),
-                c["old_value"].clone(),
-                c["new_value"].clone(),
+                json!({"total": c["old_value"]["total"], "complete": c["old_value"]["complete"]}),
+                json!({"total": c["new_value"]["total"], "complete": c["new_value"]["complete"]}),
             )
         })
         .collect();

@@ -72,7 +72,9 @@ fn python_row(
         changes,
     );
     row["resources_total"] = json!(1);
+    row["resources_complete"] = json!(true);
     row["prompts_total"] = json!(2);
+    row["prompts_complete"] = json!(true);
     // Its prompts and resources are part of the surface, so of the digest.
     row["tool_digest"] = json!(declared_digest(tools));
     if let Some(previous) = previous {

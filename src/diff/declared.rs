@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use super::change::Change;
 use super::class::{ChangeClass, Compatibility, Severity};
 use super::grade::opt_same;
+use super::summarized::{self, ItemDelta};
 use crate::surface::declared::{RESOURCE_SAMPLE, surface_view};
 use crate::surface::{Declared, DeclaredItem, DeclaredKind, canon};
 
@@ -386,15 +387,24 @@ pub fn grade_uri_template(
     worst(&findings)
 }
 
-/// The one change of a list kept as a summary (on either side): its count, with a sample of
-/// the new list. A list that keeps its count gives none, whatever its items.
+/// The one change of a list kept as a summary (on either side): its count and, when both
+/// sides know their items' digests, the items removed, added and changed, named in `details`
+/// (at most [`summarized::NAMED_ITEMS_MAX`] of each sort) and, with their short digests, in
+/// `old_value` and `new_value` (`items`); then a sample of the new list. A list whose count, completeness and
+/// item digests all stay gives none; a list kept without digests (cut by the page limit, too
+/// long, or recorded by an earlier version) is compared by its count only.
 fn count_change(kind: DeclaredKind, old: &Declared, new: &Declared) -> Option<Change> {
     let summary = |d: &Declared| match d.summary(kind) {
         Some(list) => (list.total, list.complete),
         None => (d.items(kind).len() as u64, true),
     };
     let (before, after) = (summary(old), summary(new));
-    if before == after {
+    let digests = old.item_digests(kind).zip(new.item_digests(kind));
+    let delta = digests
+        .as_ref()
+        .map(|(o, n)| ItemDelta::between(o, n))
+        .filter(|delta| !delta.is_empty());
+    if before == after && delta.is_none() {
         return None;
     }
     let sample: Vec<String> = match new.summary(kind) {
@@ -411,27 +421,24 @@ fn count_change(kind: DeclaredKind, old: &Declared, new: &Declared) -> Option<Ch
         DeclaredKind::Resource => ChangeClass::ResourceCountChanged,
         DeclaredKind::ResourceTemplate => ChangeClass::ResourceTemplateCountChanged,
     };
-    let value = |(total, complete): (u64, bool)| json!({"total": total, "complete": complete});
+    let value = |(total, complete): (u64, bool), old_side: bool| {
+        let mut value = json!({"total": total, "complete": complete});
+        if let (Some(delta), Some((o, n))) = (&delta, &digests) {
+            let side = if old_side { o } else { n };
+            value["items"] = delta.named_digests(side, old_side);
+        }
+        value
+    };
     let mut change = Change::new(
         class,
         None,
         kind.list_key(),
-        Some(value(before)),
-        Some(value(after)),
+        Some(value(before, true)),
+        Some(value(after, false)),
         Severity::Low,
     );
     change.details = vec![
-        format!(
-            "{} → {} {}s{}",
-            before.0,
-            after.0,
-            kind.noun(),
-            if after.1 {
-                ""
-            } else {
-                " (the page limit cut the list)"
-            }
-        ),
+        summarized::headline(kind.noun(), before, after, delta.as_ref()),
         format!("sample: {}", sample.join(", ")),
     ];
     Some(change)
@@ -485,16 +492,16 @@ pub fn rule_text(class: ChangeClass) -> (&'static str, &'static str) {
             "A field such as icons or _meta changed; the field property names it.",
         ),
         ChangeClass::ResourceCountChanged => (
-            "The count of a summarized resource list changed",
-            "The list is large or was cut by the page limit, so it is kept as a count with a sample rather than item by item.",
+            "A summarized resource list changed: its count, or resources at the same count",
+            "The list holds more than 100 resources or was cut by the page limit, so it is kept as a count, a sample and (complete lists of up to 2,000) a short digest per resource rather than item by item; the details name up to 10 resources removed, added or changed, also at the same count.",
         ),
         ChangeClass::PromptCountChanged => (
-            "The count of a summarized prompt list changed",
-            "The list holds more than 500 prompts or was cut by the page limit, so it is kept as a count with a sample rather than item by item; its prompts are neither compared nor scanned one by one.",
+            "A summarized prompt list changed: its count, or prompts at the same count",
+            "The list holds more than 500 prompts or was cut by the page limit, so it is kept as a count, a sample and (complete lists of up to 2,000) a short digest per item rather than item by item; the details name up to 10 prompts removed, added or changed, also at the same count, but its prompts are neither compared field by field nor scanned one by one.",
         ),
         ChangeClass::ResourceTemplateCountChanged => (
-            "The count of a summarized resource template list changed",
-            "The list holds more than 500 templates or was cut by the page limit, so it is kept as a count with a sample rather than item by item; its templates are neither compared nor scanned one by one.",
+            "A summarized resource template list changed: its count, or templates at the same count",
+            "The list holds more than 500 templates or was cut by the page limit, so it is kept as a count, a sample and (complete lists of up to 2,000) a short digest per item rather than item by item; the details name up to 10 templates removed, added or changed, also at the same count, but its templates are neither compared field by field nor scanned one by one.",
         ),
         ChangeClass::ResourceTemplateAdded => (
             "The server lists a new resource template",

@@ -1,8 +1,9 @@
 //! Tables of `diff::declared`: each class, each grade, the data rule and unknown sides.
 
+use super::summarized::NAMED_ITEMS_MAX;
 use super::*;
 use crate::surface::ListRead;
-use crate::surface::declared::ITEMIZED_PROMPTS_MAX;
+use crate::surface::declared::{DIGESTED_ITEMS_MAX, ITEMIZED_PROMPTS_MAX};
 
 fn declared(prompts: Value, resources: Value, templates: Value) -> Declared {
     let read = |v: Value| {
@@ -221,32 +222,186 @@ fn unknown_sides_are_not_compared() {
 }
 
 #[test]
-fn a_churning_large_resource_list_is_one_count_change_at_most() {
+fn a_churning_large_resource_list_is_one_change_at_most() {
     let files = |n: usize, run: usize| {
         Value::Array(
             (0..n)
-                .map(|i| json!({"uri": format!("file:///run{run}/f{i}")}))
+                .map(|i| json!({"uri": format!("file:///run{run}/f{i:04}")}))
                 .collect(),
         )
     };
+    // 1,000 other files at the same count: one row naming a bounded number of them.
     let a = declared(json!([]), files(1000, 1), json!([]));
     let b = declared(json!([]), files(1000, 2), json!([]));
+    let changes = compare_declared(&a, &b);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].change_class, ChangeClass::ResourceCountChanged);
+    let head = &changes[0].details[0];
     assert!(
-        compare_declared(&a, &b).is_empty(),
-        "same count, other files"
+        head.starts_with(
+            "2000 resources changed at the same count 1000: removed file:///run1/f0000, "
+        ),
+        "{head}"
     );
+    assert!(
+        head.contains("and 990 more; added file:///run2/f0000"),
+        "{head}"
+    );
+    assert_eq!(
+        head.matches("file://").count(),
+        2 * NAMED_ITEMS_MAX,
+        "{head}"
+    );
+    let named = |value: &Option<Value>| {
+        value
+            .as_ref()
+            .map(|v| v["items"].as_object().map(|o| o.len()))
+    };
+    assert_eq!(named(&changes[0].old_value), Some(Some(NAMED_ITEMS_MAX)));
+    assert_eq!(named(&changes[0].new_value), Some(Some(NAMED_ITEMS_MAX)));
+    // Another count: still one row.
     let c = declared(json!([]), files(1003, 3), json!([]));
     let changes = compare_declared(&b, &c);
     assert_eq!(classes(&changes)[0].0, ChangeClass::ResourceCountChanged);
     assert_eq!(changes.len(), 1);
-    assert_eq!(
-        changes[0].new_value,
-        Some(json!({"total": 1003, "complete": true}))
-    );
+    assert_eq!(changes[0].new_value.as_ref().unwrap()["total"], 1003);
+    assert_eq!(changes[0].new_value.as_ref().unwrap()["complete"], true);
+    assert!(changes[0].details[0].starts_with("1000 → 1003 resources: removed"));
     assert!(changes[0].details[1].starts_with("sample: file:///run3/f0"));
     // Growing past the itemized limit is one count change, not 100 removals.
     let small = declared(json!([]), files(10, 4), json!([]));
     assert_eq!(compare_declared(&small, &c).len(), 1);
+    // Beyond the digested bound, other files at the same count change nothing.
+    let over = DIGESTED_ITEMS_MAX + 1;
+    let d = declared(json!([]), files(over, 5), json!([]));
+    let e = declared(json!([]), files(over, 6), json!([]));
+    assert!(
+        compare_declared(&d, &e).is_empty(),
+        "same count, other files"
+    );
+    assert_eq!(
+        compare_declared(&d, &c)[0].new_value,
+        Some(json!({"total": 1003, "complete": true})),
+        "no digests on one side: the count only"
+    );
+}
+
+/// Sentry's fixed catalogue of 127 documents drops `sentry-query-syntax` and adds
+/// `sentry://about` at the same count (0.13.0 → 0.18.0): one row names both.
+#[test]
+fn a_same_count_swap_in_a_static_catalogue_is_named() {
+    let catalogue = |swap: bool| {
+        let mut docs: Vec<Value> = (0..126)
+            .map(|i| json!({"uri": format!("https://docs.sentry.io/doc-{i:03}.md"), "name": format!("doc-{i:03}")}))
+            .collect();
+        docs.push(if swap {
+            json!({"uri": "sentry://about", "name": "about"})
+        } else {
+            json!({"uri": "sentry-query-syntax", "name": "query syntax"})
+        });
+        Value::Array(docs)
+    };
+    let old = declared(json!([]), catalogue(false), json!([]));
+    let new = declared(json!([]), catalogue(true), json!([]));
+    assert!(old.resource_list.is_some(), "127 resources are summarized");
+    let changes = compare_declared(&old, &new);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let change = &changes[0];
+    assert_eq!(change.change_class, ChangeClass::ResourceCountChanged);
+    assert_eq!(change.field, "resources");
+    assert_eq!(
+        change.details[0],
+        "2 resources changed at the same count 127: removed sentry-query-syntax; added sentry://about"
+    );
+    let old_items = &change.old_value.as_ref().unwrap()["items"];
+    let new_items = &change.new_value.as_ref().unwrap()["items"];
+    assert!(
+        old_items.get("sentry-query-syntax").is_some(),
+        "{old_items}"
+    );
+    assert!(new_items.get("sentry://about").is_some(), "{new_items}");
+    assert_ne!(change.old_value_hash, change.new_value_hash);
+    // One description edited inside the catalogue is named as changed.
+    let mut edited = catalogue(false);
+    edited[5]["description"] = json!("Now with a description");
+    let changes = compare_declared(&old, &declared(json!([]), edited, json!([])));
+    assert_eq!(
+        changes[0].details[0],
+        "1 resource changed at the same count 127: changed https://docs.sentry.io/doc-005.md"
+    );
+    assert!(compare_declared(&old, &old).is_empty());
+}
+
+/// A summary stored before the item digests existed has none: compared with one that has them,
+/// only the count counts, so the first run after an upgrade reports nothing.
+#[test]
+fn a_summary_without_digests_is_compared_by_its_count_only() {
+    let catalogue = |first: &str| {
+        let mut docs: Vec<Value> = (0..126)
+            .map(|i| json!({"uri": format!("doc://{i:03}")}))
+            .collect();
+        docs.push(json!({"uri": first}));
+        Value::Array(docs)
+    };
+    let new = declared(json!([]), catalogue("doc://new"), json!([]));
+    let mut stored = declared(json!([]), catalogue("doc://old"), json!([]));
+    if let Some(list) = stored.resource_list.as_mut() {
+        list.digests = None;
+    }
+    assert!(compare_declared(&stored, &new).is_empty());
+    assert!(compare_declared(&new, &stored).is_empty());
+    let grown = declared(
+        json!([]),
+        Value::Array(
+            (0..130)
+                .map(|i| json!({"uri": format!("doc://{i:03}")}))
+                .collect(),
+        ),
+        json!([]),
+    );
+    let changes = compare_declared(&stored, &grown);
+    assert_eq!(changes[0].details[0], "127 → 130 resources");
+    assert_eq!(
+        changes[0].new_value,
+        Some(json!({"total": 130, "complete": true}))
+    );
+}
+
+/// A list the page limit cut says so, and its count is a lower bound; its items are not
+/// compared.
+#[test]
+fn a_cut_list_says_its_count_is_a_lower_bound() {
+    let files = |n: usize, run: usize| -> Vec<Value> {
+        (0..n)
+            .map(|i| json!({"uri": format!("file:///r{run}/{i:03}")}))
+            .collect()
+    };
+    let cut = |items: Vec<Value>| {
+        Declared::from_reads(
+            None,
+            Some(ListRead {
+                items,
+                truncated: true,
+            }),
+            None,
+        )
+        .0
+    };
+    let full = declared(json!([]), Value::Array(files(100, 1)), json!([]));
+    let changes = compare_declared(&full, &cut(files(50, 1)));
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        changes[0].details[0],
+        "100 → 50 resources (list cut by the page limit: the count 50 is a lower bound)"
+    );
+    assert_eq!(
+        changes[0].new_value,
+        Some(json!({"total": 50, "complete": false}))
+    );
+    assert!(
+        compare_declared(&cut(files(50, 1)), &cut(files(50, 2))).is_empty(),
+        "other items on the pages read: a cut list is not compared item by item"
+    );
 }
 
 #[test]
@@ -268,8 +423,16 @@ fn prompts_and_templates_beyond_the_limit_are_one_count_change_at_most() {
     // (old, new, class expected of the one change; `None`: no change)
     let prompts = |n, run| declared(named(n, run, false), json!([]), json!([]));
     let templates = |n, run| declared(json!([]), json!([]), named(n, run, true));
+    let far = DIGESTED_ITEMS_MAX + 1;
     let cases = [
-        (prompts(over, 1), prompts(over, 2), None),
+        (prompts(over, 1), prompts(over, 1), None),
+        // Other prompts at the same count: named in one row, up to the digested bound.
+        (
+            prompts(over, 1),
+            prompts(over, 2),
+            Some(ChangeClass::PromptCountChanged),
+        ),
+        (prompts(far, 1), prompts(far, 2), None),
         (
             prompts(over, 1),
             prompts(over + 1, 2),
@@ -280,7 +443,11 @@ fn prompts_and_templates_beyond_the_limit_are_one_count_change_at_most() {
             prompts(over, 2),
             Some(ChangeClass::PromptCountChanged),
         ),
-        (templates(over, 1), templates(over, 2), None),
+        (
+            templates(over, 1),
+            templates(over, 2),
+            Some(ChangeClass::ResourceTemplateCountChanged),
+        ),
         (
             templates(over, 1),
             templates(5, 2),

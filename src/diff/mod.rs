@@ -12,6 +12,7 @@ pub mod class;
 pub mod declared;
 mod fields;
 pub mod grade;
+pub mod summarized;
 
 pub use auth::{AuthState, ToolDiffDecision, compare_auth, tool_diff_decision};
 pub use change::{Change, sort_changes};

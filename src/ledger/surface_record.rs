@@ -340,18 +340,75 @@ mod tests {
             .unwrap();
         assert_eq!(back, full);
         assert_eq!(back.tool_digest(), full.tool_digest());
-        let files: Vec<Value> = (0..500)
-            .map(|i| json!({"uri": format!("f://{i}")}))
+        let files = |n: usize| -> Value {
+            (0..n)
+                .map(|i| json!({"uri": format!("f://{i}"), "name": format!("file {i}")}))
+                .collect()
+        };
+        // (files, bytes at most): a summary with a digest per item up to the bound, beyond it
+        // only the count and sample.
+        let bound = crate::surface::declared::DIGESTED_ITEMS_MAX;
+        for (n, at_most) in [(500, 500 * 32), (bound + 1, 1024)] {
+            let (large, _) = Declared::from_reads(None, read(files(n)), None);
+            let summarized = tools_only.clone().with_declared(large);
+            let record = StoredSurface::record_of(&summarized);
+            assert!(record.bytes.len() <= at_most, "{n}: {}", record.bytes.len());
+            let stored = StoredSurface::from_bytes(&record.bytes).unwrap();
+            let digests = stored.resource_list.as_ref().map(|l| l.digests.is_some());
+            assert_eq!(digests, Some(n <= bound), "{n}");
+            let back = stored.into_surface().unwrap();
+            assert_eq!(back, summarized);
+            assert_eq!(back.tool_digest(), summarized.tool_digest());
+        }
+    }
+
+    /// A record written before summaries kept item digests reads back, digests to what its
+    /// ledger entry names, and compared with the same list read now reports no change.
+    #[test]
+    fn a_summary_stored_without_item_digests_loads_without_a_change() {
+        use crate::surface::{Declared, ListRead};
+        let docs: Vec<Value> = (0..127)
+            .map(|i| json!({"uri": format!("doc://{i:03}"), "name": format!("doc {i}")}))
             .collect();
-        let (large, _) = Declared::from_reads(None, read(Value::Array(files)), None);
-        let summarized = tools_only.with_declared(large);
-        let record = StoredSurface::record_of(&summarized);
-        assert!(record.bytes.len() < 1024, "only the summary is stored");
-        let back = StoredSurface::from_bytes(&record.bytes)
+        let (declared, _) = Declared::from_reads(
+            None,
+            Some(ListRead {
+                items: docs,
+                truncated: false,
+            }),
+            None,
+        );
+        let now = surface(json!([{"name": "a"}])).with_declared(declared);
+        let mut old_json = StoredSurface::value_of(&now);
+        let list = old_json["resource_list"].as_object_mut().unwrap();
+        assert!(list.remove("digests").is_some(), "this build writes them");
+        // The digest the previous version computed: the tools' hash and the list's count.
+        let tools = surface(json!([{"name": "a"}])).tool_digest();
+        let old_digest = hash_value(&json!({
+            "tools": tools,
+            "resourceList": {"total": 127, "complete": true},
+            "unread": ["prompts", "resourceTemplates"],
+        }));
+        let old_bytes = serde_json::to_vec(&old_json).unwrap();
+        let old = StoredSurface::from_bytes(&old_bytes)
             .unwrap()
             .into_surface()
             .unwrap();
-        assert_eq!(back, summarized);
+        assert_eq!(old.declared.resource_list.as_ref().unwrap().digests, None);
+        assert_eq!(
+            old.tool_digest(),
+            old_digest,
+            "the entry's digest still matches"
+        );
+        assert_ne!(
+            old.tool_digest(),
+            now.tool_digest(),
+            "the digests move once"
+        );
+        assert!(
+            crate::diff::compare(&old, &now).is_empty(),
+            "no spurious change"
+        );
     }
 
     #[test]

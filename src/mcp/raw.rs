@@ -29,8 +29,12 @@ use crate::net::HttpResponse;
 use crate::surface::Sha256Digest;
 
 /// Names the layout of the digested bytes; changing the layout changes it, so digests of an
-/// older build never match.
-pub const FORMAT: &str = "mcp-surface-ledger raw answers 1";
+/// older build never match. Also changed when the surface built from the same answers changes,
+/// so every server takes the full path once after the upgrade and its record is written
+/// anew: 2 is 1 for builds that keep a digest per item of a summarized list (issue 46), so a
+/// record without them is replaced at the first run, not at the server's next change (whose
+/// items could then not be named).
+pub const FORMAT: &str = "mcp-surface-ledger raw answers 2";
 
 /// The JSON-RPC envelope with its `result` left as the bytes it was served as.
 #[derive(Deserialize)]

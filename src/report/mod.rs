@@ -118,8 +118,16 @@ pub struct ServerRow {
     pub invalid_tools: Vec<InvalidTool>,
     /// Number of resources, when counted.
     pub resources_total: Option<u64>,
+    /// Beside `resources_total`: `false` when the page limit cut the resource list, so the
+    /// count is a lower bound; absent when the resources were not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_complete: Option<bool>,
     /// Number of prompts, when counted.
     pub prompts_total: Option<u64>,
+    /// Beside `prompts_total`: `false` when the page limit cut the prompt list, so the count
+    /// is a lower bound; absent when the prompts were not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts_complete: Option<bool>,
     /// Digest of the tool surface read now.
     pub tool_digest: Option<String>,
     /// Digest stored in the ledger before this run.

@@ -298,7 +298,9 @@ pub(super) fn readable_row(
         invalid_tools_total: Some(facts.invalid_tools.len()),
         invalid_tools: facts.invalid_tools,
         resources_total: observation.resources_total,
+        resources_complete: observation.resources_complete,
         prompts_total: observation.prompts_total,
+        prompts_complete: observation.prompts_complete,
         digest_changed: row
             .previous_tool_digest
             .as_deref()

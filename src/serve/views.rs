@@ -413,9 +413,14 @@ pub(super) fn surface_view(
     }
 }
 
-/// A list summary as JSON.
+/// A list summary as JSON, without its item digests.
 fn summary_value(summary: Option<&ListSummary>) -> Option<Value> {
-    summary.and_then(|list| serde_json::to_value(list).ok())
+    let mut value = serde_json::to_value(summary?).ok()?;
+    // The item digests are comparison material (up to 2,000 of them), not something to show.
+    if let Some(object) = value.as_object_mut() {
+        object.remove("digests");
+    }
+    Some(value)
 }
 
 /// The items of a declared list exactly as served.

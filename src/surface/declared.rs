@@ -9,13 +9,18 @@
 //! change every run. A list is itemized only when it was read completely and holds at most its
 //! kind's limit ([`ITEMIZED_RESOURCES_MAX`] resources, [`ITEMIZED_PROMPTS_MAX`] prompts,
 //! [`ITEMIZED_TEMPLATES_MAX`] templates); a longer or incomplete list is kept as one
-//! [`ListSummary`] (its count and a small sample), so a churning list changes the surface only
-//! when its count does, and one change row says so (`resource_count_changed`,
-//! `prompt_count_changed`, `resource_template_count_changed`). The items of a summarized list
-//! are neither compared nor scanned one by one.
+//! [`ListSummary`]: its count, a small sample and, for a complete list of at most
+//! [`DIGESTED_ITEMS_MAX`] items, a short digest per item. A summarized list that changes is one
+//! change row however many of its items changed (`resource_count_changed`,
+//! `prompt_count_changed`, `resource_template_count_changed`), naming a bounded number of the
+//! items removed, added or changed when both sides kept digests; a cut or longer list changes
+//! the surface only when its count does. The items of a summarized list are neither compared
+//! field by field nor scanned one by one.
 //!
 //! A surface without any of them has an empty [`Declared`], and its digest is exactly the tool
 //! digest of the versions that did not read them (see `Surface::tool_digest`).
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -23,8 +28,10 @@ use serde_json::{Map, Value};
 use super::canon;
 
 mod digests;
+mod summary;
 
 pub use digests::ItemDigests;
+pub use summary::{DIGESTED_ITEMS_MAX, ListSummary, RESOURCE_SAMPLE, item_digest, item_digests};
 
 /// The most resources itemized one by one; a longer (or incomplete) list is summarized.
 pub const ITEMIZED_RESOURCES_MAX: usize = 100;
@@ -34,8 +41,6 @@ pub const ITEMIZED_PROMPTS_MAX: usize = 500;
 /// The most resource templates itemized one by one; a longer (or incomplete) list is
 /// summarized.
 pub const ITEMIZED_TEMPLATES_MAX: usize = 500;
-/// How many keys (URIs, names) a summary keeps as a sample.
-pub const RESOURCE_SAMPLE: usize = 5;
 
 /// One kind of declared item other than tools.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,34 +132,6 @@ pub struct DeclaredItem {
     pub raw: Value,
 }
 
-/// A list kept as a summary instead of item by item (it was long or incomplete).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ListSummary {
-    /// How many items were read.
-    pub total: u64,
-    /// False when the page limit cut the list (there may be more).
-    pub complete: bool,
-    /// The first [`RESOURCE_SAMPLE`] keys (URIs, names) in key order: what the list looks
-    /// like. Not part of the digest, so a list whose items change but whose count stays gives
-    /// no change.
-    pub sample: Vec<String>,
-}
-
-impl ListSummary {
-    /// The summary of `items` (sorted by key).
-    fn of(items: &[DeclaredItem], complete: bool) -> Self {
-        ListSummary {
-            total: items.len() as u64,
-            complete,
-            sample: items
-                .iter()
-                .take(RESOURCE_SAMPLE)
-                .map(|item| item.key.clone())
-                .collect(),
-        }
-    }
-}
-
 /// The summary of a resource list (the name it had before prompts and templates were
 /// summarized too).
 pub type ResourceList = ListSummary;
@@ -234,7 +211,7 @@ impl Declared {
             if complete && items.len() <= kind.itemized_max() {
                 *declared.items_mut(kind) = items;
             } else {
-                *declared.summary_mut(kind) = Some(ListSummary::of(&items, complete));
+                *declared.summary_mut(kind) = Some(ListSummary::of(kind, &items, complete));
             }
         }
         (declared, left_out)
@@ -314,9 +291,23 @@ impl Declared {
         self.knows(kind) && self.summary(kind).is_none()
     }
 
+    /// The short digest of every item of `kind` by key ([`item_digest`]), when the items are
+    /// known one by one: itemized, or summarized with digests kept. `None` when they are not
+    /// (unread, not recorded, a cut or too long list, a summary of an earlier version).
+    pub fn item_digests(&self, kind: DeclaredKind) -> Option<BTreeMap<String, String>> {
+        if !self.knows(kind) {
+            return None;
+        }
+        match self.summary(kind) {
+            Some(list) => list.digests.clone(),
+            None => Some(item_digests(kind, self.items(kind))),
+        }
+    }
+
     /// What the surface digest covers besides the tools: every item as served (in key order),
-    /// the count and completeness of a summarized resource list (not its sample), and the kinds
-    /// left unread. Keys with nothing in them are left out.
+    /// of a summarized list its count, completeness and item digests (not its sample,
+    /// [`ListSummary::digest_material`]), and the kinds left unread. Keys with nothing in them
+    /// are left out.
     pub fn digest_material(&self) -> Value {
         let mut material = Map::new();
         for kind in DeclaredKind::ALL {
@@ -333,10 +324,7 @@ impl Declared {
         ];
         for (key, summary) in summaries {
             if let Some(list) = summary {
-                material.insert(
-                    key.to_string(),
-                    serde_json::json!({"total": list.total, "complete": list.complete}),
-                );
+                material.insert(key.to_string(), list.digest_material());
             }
         }
         if !self.unread.is_empty() {
@@ -474,17 +462,34 @@ mod tests {
             );
             assert_eq!(declared.resources.is_empty(), summarized, "{n} {truncated}");
         }
-        let (a, _) = Declared::from_reads(read(vec![]), read(files(1000)), read(vec![]));
-        let mut other = files(1000);
-        other[0]["uri"] = json!("file:///another");
-        let (b, _) = Declared::from_reads(read(vec![]), read(other), read(vec![]));
-        let list = a.resource_list.clone().unwrap();
-        assert_eq!((list.total, list.complete), (1000, true));
-        assert_eq!(list.sample.len(), RESOURCE_SAMPLE);
-        assert_ne!(a.resource_list, b.resource_list, "the samples differ");
-        assert_eq!(a.digest_material(), b.digest_material());
-        let (c, _) = Declared::from_reads(read(vec![]), read(files(999)), read(vec![]));
-        assert_ne!(a.digest_material(), c.digest_material(), "the count moved");
+        // Up to DIGESTED_ITEMS_MAX items, a swap at the same count moves the digest; beyond
+        // it only the count does.
+        for (n, swap_moves_digest) in [(1000, true), (DIGESTED_ITEMS_MAX + 1, false)] {
+            let (a, _) = Declared::from_reads(read(vec![]), read(files(n)), read(vec![]));
+            let mut other = files(n);
+            other[0]["uri"] = json!("file:///another");
+            let (b, _) = Declared::from_reads(read(vec![]), read(other), read(vec![]));
+            let list = a.resource_list.clone().unwrap();
+            assert_eq!((list.total, list.complete), (n as u64, true));
+            assert_eq!(list.sample.len(), RESOURCE_SAMPLE);
+            assert_eq!(list.digests.is_some(), swap_moves_digest, "{n}");
+            assert_ne!(a.resource_list, b.resource_list, "the samples differ");
+            assert_eq!(
+                a.digest_material() != b.digest_material(),
+                swap_moves_digest,
+                "{n}"
+            );
+            let (c, _) = Declared::from_reads(read(vec![]), read(files(n - 1)), read(vec![]));
+            assert_ne!(a.digest_material(), c.digest_material(), "the count moved");
+            let sample_free = |d: &Declared| {
+                let mut d = d.clone();
+                if let Some(list) = d.resource_list.as_mut() {
+                    list.sample.clear();
+                }
+                d.digest_material()
+            };
+            assert_eq!(sample_free(&a), a.digest_material(), "no sample digested");
+        }
     }
 
     #[test]
@@ -533,11 +538,11 @@ mod tests {
                     DeclaredKind::Prompt => "promptList",
                     _ => "resourceTemplateList",
                 };
-                assert_eq!(
-                    declared.digest_material()[key],
-                    json!({"total": n, "complete": !truncated}),
-                    "{case}"
-                );
+                let mut expected = json!({"total": n, "complete": !truncated});
+                if !truncated {
+                    expected["items"] = json!(item_digests(kind, &itemize(kind, named(n)).0));
+                }
+                assert_eq!(declared.digest_material()[key], expected, "{case}");
             }
         }
     }

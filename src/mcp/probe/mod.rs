@@ -97,8 +97,13 @@ pub struct Observation {
     /// Resources counted over at most `max_pages` pages; `None` when not asked, not declared or
     /// the listing failed.
     pub resources_total: Option<u64>,
+    /// Beside `resources_total`: `Some(false)` when the page limit cut the resource list (the
+    /// count is a lower bound); `None` when the resources were not counted.
+    pub resources_complete: Option<bool>,
     /// Prompts counted like resources.
     pub prompts_total: Option<u64>,
+    /// Beside `prompts_total`, like `resources_complete`.
+    pub prompts_complete: Option<bool>,
     /// The raw prompt objects of every page read: empty when the server declares no prompts,
     /// `None` when it does but they were not read (reading is off, or the listing failed).
     pub prompts: Option<ListRead>,
@@ -335,8 +340,17 @@ async fn read_surface(
             None
         }
     };
+    let complete = |name: &str, list: &Option<ListRead>| {
+        if read(name) {
+            list.as_ref().map(|l| !l.truncated)
+        } else {
+            None
+        }
+    };
     let resources_total = total("resources", &resources);
+    let resources_complete = complete("resources", &resources);
     let prompts_total = total("prompts", &prompts);
+    let prompts_complete = complete("prompts", &prompts);
 
     let tools = tools.map_err(|error| match error {
         auth @ ProbeError::AuthRequired { .. } => auth,
@@ -374,7 +388,9 @@ async fn read_surface(
         repeated_tool_keys: tools.repeated_keys,
         tools_truncated: tools.truncated,
         resources_total,
+        resources_complete,
         prompts_total,
+        prompts_complete,
         prompts,
         resources,
         resource_templates,

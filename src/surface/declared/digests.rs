@@ -2,7 +2,8 @@
 //! entry keeps beside its per-tool digests, so that a run whose stored surface record is gone
 //! can still name the prompts and templates added, removed or changed (`baseline_lost`).
 //!
-//! Resources are not kept. An itemized resource list holds up to
+//! Resources are not kept here (the surface record keeps them, and the digests of a summarized
+//! list, [`super::ListSummary`]). An itemized resource list holds up to
 //! [`super::ITEMIZED_RESOURCES_MAX`] URIs, often long ones (file paths, row keys): some 10 KB an
 //! entry, 10 MB for a full shard of 1,000 servers, more than the whole ledger index may hold
 //! (9 MiB), where 20 prompts and templates cost about 1 KB an entry. Resources are also data
@@ -12,12 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Declared, DeclaredKind, surface_view};
-use crate::surface::hash_value;
-
-/// Hex digits kept of each item's digest: 64 bits, as for tools, plenty to tell a changed item
-/// from an unchanged one.
-const ITEM_DIGEST_HEX: usize = 16;
+use super::{Declared, DeclaredKind, item_digest};
 
 /// The short digest of every prompt and resource template of one surface.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -41,11 +37,7 @@ impl ItemDigests {
             declared
                 .items(kind)
                 .iter()
-                .map(|item| {
-                    let mut short = hash_value(&surface_view(kind, &item.raw));
-                    short.truncate(ITEM_DIGEST_HEX);
-                    (item.key.clone(), short)
-                })
+                .map(|item| (item.key.clone(), item_digest(kind, &item.raw)))
                 .collect()
         };
         ItemDigests {
@@ -74,6 +66,7 @@ impl ItemDigests {
 
 #[cfg(test)]
 mod tests {
+    use super::super::summary::ITEM_DIGEST_HEX;
     use super::*;
     use crate::surface::ListRead;
     use serde_json::{Value, json};
