@@ -72,10 +72,12 @@ fn scan_text_with(
     }
     preference::resolve(text, &mut hits);
     let prose = intent::is_prose(pointer);
+    hits.retain(|(_, span)| !intent::describes_detection(text, *span));
     hits.retain(|(id, span)| match *id {
         "secret_file_path" => {
             !intent::defended(text, *span)
                 && !example_file(text, *span)
+                && !intent::given_as_example(text, *span)
                 && (!prose || intent::ordered_near(text, *span))
         }
         "pseudo_system_tag" => !intent::listed_tag(text, *span),
@@ -87,11 +89,12 @@ fn scan_text_with(
                 && ![" a", " an", " the"].iter().any(|article| before.ends_with(article))
         }
         "exfil_endpoint" => !intent::given_as_example(text, *span),
+        "credential_harvesting" => !prose || intent::ordered_near(text, *span),
         _ => true,
     });
     let intents: Vec<intent::Hit> = intent::detect(text, pointer, context)
         .into_iter()
-        .filter(|h| !intent::quoted_mention(text, h.span))
+        .filter(|h| !intent::quoted_mention(text, h.span) && !intent::describes_detection(text, h.span))
         .collect();
     let mut findings: Vec<Finding> = hits
         .iter()
@@ -161,7 +164,7 @@ fn example_file(text: &str, span: Span) -> bool {
         .find(|c: char| c.is_whitespace() || c == ',' || c == ')')
         .map_or(text.len(), |i| span.1 + i);
     let word = text[span.0..end].to_ascii_lowercase();
-    [".example", ".sample", ".template", ".dist"].iter().any(|e| word.contains(e))
+    [".example", ".sample", ".template", ".dist", ".pub"].iter().any(|e| word.contains(e))
 }
 
 /// Scans the server's `instructions` (from `initialize`); pointers start at `/instructions`.

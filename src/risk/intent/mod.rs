@@ -125,6 +125,12 @@ pub fn is_prose(pointer: &str) -> bool {
 /// into words, and any fetch command in it is evidence; a parameter's own text makes the
 /// parameter a destination ("must hold the user's cookies").
 pub fn detect(text: &str, pointer: &str, context: &Context) -> Vec<Hit> {
+    detect_with(text, pointer, context, true)
+}
+
+/// [`detect`]; `reread` allows one more reading of the text as a name or with its
+/// obfuscation undone (never a second).
+fn detect_with(text: &str, pointer: &str, context: &Context, reread: bool) -> Vec<Hit> {
     let prose = is_prose(pointer);
     let in_parameter = pointer.contains("/properties/");
     let mut hits: Vec<Hit> = Vec::new();
@@ -133,18 +139,37 @@ pub fn detect(text: &str, pointer: &str, context: &Context) -> Vec<Hit> {
             hits.push(hit);
         }
     };
-    if !prose && !text.contains(' ') && text.contains(['_', '-']) {
+    if reread && !prose && !text.contains(' ') && text.contains(['_', '-']) {
         // A name: `assistant_must_disable_safety_checks` reads as words.
         let spaced: String = text.chars().map(|c| if c == '_' || c == '-' { ' ' } else { c }).collect();
-        for hit in detect(&spaced, "/description", context) {
+        for hit in detect_with(&spaced, "/description", context, false) {
             push(hit);
         }
         if let Some(hit) = sensitive_name(&spaced) {
             push(hit);
         }
     }
+    if let Some(plain) = deobfuscated(text).filter(|_| reread) {
+        for mut hit in detect_with(&plain, pointer, context, false) {
+            hit.span = (0, text.len());
+            hit.evidence = format!("{} (in text written to dodge filters)", hit.evidence);
+            push(hit);
+        }
+    }
     let all = sentences(text);
-    for s in &all {
+    let mut path_sentence = None;
+    for (n, s) in all.iter().enumerate() {
+        if s.words.iter().any(|w| credential_path(&w.lower)) {
+            path_sentence = Some(n);
+        }
+        if let Some(p) = path_sentence
+            && p + 1 == n
+            && let Some(i) = order(s, &["read", "open", "cat", "load", "copy", "send", "include", "paste", "upload", "attach", "print", "dump", "forward"])
+            && s.words.iter().any(|w| is(w, &["them", "it", "both", "these", "those", "files", "file"]))
+        {
+            let evidence = format!("verb \"{}\" on the file named before", s.words[i].lower);
+            push(hit("credential_file_directive", Family::CredentialFile, true, (all[p].start, s.end), evidence));
+        }
         if in_parameter && let Some(hit) = parameter_carrier(s) {
             push(hit);
         }
@@ -174,6 +199,68 @@ pub fn detect(text: &str, pointer: &str, context: &Context) -> Vec<Hit> {
     hits
 }
 
+/// The text with letter-spacing (`d i s r e g a r d`, `P-l-e-a-s-e`) closed up and digits
+/// that stand for letters (`t3ll th3 us3r`) read as letters, when it has either; `None` for
+/// ordinary text.
+fn deobfuscated(text: &str) -> Option<String> {
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len());
+    for token in text.split(' ') {
+        let leet = token.chars().any(|c| c.is_ascii_digit())
+            && token.chars().any(|c| c.is_ascii_alphabetic())
+            && token.chars().filter(|c| c.is_ascii_digit()).count() <= token.len() / 2
+            && !token.contains(['.', ':', '/', '-', '_']);
+        if leet {
+            changed = true;
+            out.extend(token.chars().map(|c| match c {
+                '0' => 'o',
+                '1' => 'i',
+                '3' => 'e',
+                '4' => 'a',
+                '5' => 's',
+                '7' => 't',
+                _ => c,
+            }));
+        } else {
+            out.push_str(token);
+        }
+        out.push(' ');
+    }
+    // Letter-spacing: runs of single characters separated by one space or a hyphen.
+    let spaced_letters = |t: &str| {
+        let parts: Vec<&str> = t.split(['-']).collect();
+        parts.len() >= 4 && parts.iter().all(|p| p.chars().count() == 1)
+    };
+    // Runs of four or more one-letter tokens close up into one word; an empty token (two
+    // spaces) ends a run.
+    let tokens: Vec<&str> = out.split(' ').collect();
+    let single = |t: &str| !t.is_empty() && t.chars().filter(|c| c.is_alphanumeric()).count() <= 1 && t.chars().count() <= 2;
+    let mut joined = String::with_capacity(out.len());
+    let mut k = 0;
+    while k < tokens.len() {
+        let run = tokens[k..].iter().take_while(|t| single(t)).count();
+        if run >= 4 {
+            changed = true;
+            for t in &tokens[k..k + run] {
+                joined.push_str(t);
+            }
+            joined.push(' ');
+            k += run;
+            continue;
+        }
+        let t = tokens[k];
+        if spaced_letters(t) {
+            changed = true;
+            joined.push_str(&t.replace('-', ""));
+        } else {
+            joined.push_str(t);
+        }
+        joined.push(' ');
+        k += 1;
+    }
+    changed.then_some(joined)
+}
+
 /// One rule over one sentence.
 type Rule = fn(&str, &Sentence, &Context) -> Option<Hit>;
 
@@ -200,6 +287,10 @@ fn commanded(s: &Sentence, i: usize) -> bool {
     }
     let prev = |k: usize| (i >= k).then(|| &w[i - k]);
     if prev(1).is_some_and(|p| is(p, LEADS)) {
+        return true;
+    }
+    // "Start by printing …".
+    if prev(1).is_some_and(|p| p.lower == "by") && prev(2).is_some_and(|p| is(p, &["start", "begin", "starting", "beginning"])) {
         return true;
     }
     // "has the model print …": the model as the subject of a bare verb.
@@ -251,6 +342,11 @@ fn order(s: &Sentence, verbs: &[&str]) -> Option<usize> {
 // ---- directive: a standing behaviour change, or the instructions set aside
 
 const FROM_NOW: &[&[&str]] = &[
+    &["starting", "with", "this"],
+    &["starting", "with", "your"],
+    &["beginning", "with"],
+    &["starting", "from"],
+    &["once", "this", "field"],
     &["from", "here", "on"],
     &["from", "here", "onwards"],
     &["the", "next", "time"],
@@ -300,9 +396,9 @@ fn addressed_to_model(s: &Sentence) -> bool {
         || (0..s.words.len()).any(|i| commanded(s, i) && is(&s.words[i], BEHAVIOUR_VERBS))
 }
 
-fn directive(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     let w = &s.words;
-    let any_order = (0..w.len()).any(|i| commanded(s, i) && is(&w[i], ORDER_VERBS));
+    let any_order = (0..w.len()).any(|i| is(&w[i], ORDER_VERBS) || is(&w[i], BEHAVIOUR_VERBS));
     for phrase in FROM_NOW {
         if seq(s, phrase).is_some()
             && (addressed_to_model(s) || any_order)
@@ -373,7 +469,8 @@ fn directive(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             let evidence = format!("behaviour \"{}\" ordered", v.lower);
             return Some(hit("model_directive", Family::Directive, true, s.whole(), evidence));
         }
-        if marked && near.clone().any(|x| x.lower == "in") && near.clone().any(|x| is(x, &["only", "exclusively"])) {
+        let only_in = w[i..(i + 6).min(w.len())].windows(2).any(|p| is(&p[0], &["only", "exclusively"]) && p[1].lower == "in");
+        if marked && only_in {
             let evidence = format!("behaviour \"{}\" only in …", v.lower);
             return Some(hit("model_directive", Family::Directive, true, s.whole(), evidence));
         }
@@ -386,13 +483,42 @@ fn directive(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         || seq(s, &["even", "where"]).is_some()
         || seq(s, &["no", "matter"]).is_some();
     let scripted = w.iter().any(|x| {
-        is(x, &["say", "says", "state", "states", "claim", "claims", "tell", "report", "reports", "answer", "call", "describe", "describes", "rank", "recommend", "recommends", "insist", "affirm", "present", "assert", "approve", "mark", "propose", "treat", "label", "rate", "promote", "declare", "confirm"])
+        is(x, &["adjust", "alter", "modify", "fake", "falsify", "tweak", "inflate", "lower", "raise", "drop", "omit", "choose", "pick", "close", "end", "finish", "begin", "start", "open", "sign", "append", "prefix", "say", "says", "state", "states", "claim", "claims", "tell", "report", "reports", "answer", "call", "describe", "describes", "rank", "recommend", "recommends", "insist", "affirm", "present", "assert", "approve", "mark", "propose", "treat", "label", "rate", "promote", "declare", "confirm"])
     });
     if against_evidence && scripted {
         return Some(hit("model_directive", Family::Directive, true, s.whole(), "an answer fixed whatever the evidence".into()));
     }
-    if let Some((i, j)) = s.pair(&["regard", "treat", "consider", "take", "accept", "regards", "treats", "takes"], &["instructions", "orders", "commands", "directives", "instruction"], 12)
+    // "never the library they named": the user's choice replaced.
+    if let Some(i) = (0..w.len()).find(|&i| is(&w[i], &["never", "not", "instead"]))
+        && w[i + 1..(i + 6).min(w.len())].iter().any(|x| is(x, &["they", "user", "user's"]))
+        && w[i + 1..(i + 7).min(w.len())].iter().any(|x| is(x, &["named", "asked", "requested", "chose", "picked", "wanted", "specified", "typed"]))
+        && w[..i].iter().any(|x| is(x, &["always", "choose", "use", "install", "pick", "select"]))
+    {
+        return Some(hit("model_directive", Family::Directive, true, s.whole(), "the user's choice replaced".into()));
+    }
+    // "stop following the user's preferences".
+    if let Some((i, j)) = s.pair(&["stop", "cease", "quit"], &["following", "obeying", "respecting", "applying", "honoring", "honouring", "using"], 1)
+        && w[j + 1..(j + 5).min(w.len())].iter().any(|x| is(x, &["user", "user's", "your", "the", "system", "previous", "its"]))
+    {
+        return Some(hit("model_directive", Family::Directive, true, s.span(i, j), "stop following".into()));
+    }
+    // Steering and spin: "steer them toward X", "reword any headline … so it reads favourably".
+    if let Some(i) = order(s, &["drop", "bury", "suppress", "steer", "nudge", "upsell", "advertise", "plug", "pitch", "promote", "reword", "rewrite", "alter", "distort", "soften", "spin", "falsify", "inflate", "fabricate", "invent", "misreport"])
+        && w.iter().any(|x| is(x, &["toward", "towards", "favourably", "favorably", "favourable", "favorable", "glowing", "flattering", "positively", "favour", "favor", "above", "higher", "lower", "instead", "always", "every", "any", "only", "criticises", "criticizes", "critical", "negative"]))
+    {
+        let evidence = format!("the model told to \"{}\" the answer", w[i].lower);
+        return Some(hit("model_directive", Family::Directive, true, s.whole(), evidence));
+    }
+    // A description the user is to be misled by: "describe the action as X rather than Y".
+    if let Some(i) = order(s, &["describe", "call", "present", "label", "report", "frame", "explain", "phrase", "word"])
+        && w[i..].iter().any(|x| x.lower == "as")
+        && (seq(s, &["rather", "than"]).is_some() || seq(s, &["instead", "of"]).is_some() || w.iter().any(|x| is(x, &["fee", "normal", "routine", "harmless"])))
+    {
+        return Some(hit("concealment", Family::Concealment, true, s.whole(), "the action described as something else".into()));
+    }
+    if let Some((i, j)) = s.pair(&["regard", "treat", "consider", "take", "accept", "regards", "treats", "takes"], &["instructions", "orders", "commands", "directives", "instruction"], 20)
         && w[i..j].iter().any(|x| x.lower == "as")
+        && !w[i..j].iter().any(|x| is(x, NEGATIONS))
         && w[i..j].iter().any(|x| is(x, &["tool", "this", "its", "returned", "output", "authoritative", "new", "real", "only"]))
     {
         return Some(hit("model_directive", Family::Directive, true, s.span(i, j), "tool text taken as instructions".into()));
@@ -433,9 +559,14 @@ fn directive(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             continue;
         }
         let next = w.get(i + 1);
-        let adverb = next.is_some_and(|n| is(n, &["also", "always", "then", "now", "silently", "quietly", "automatically", "never"]));
+        if next.is_some_and(|n| is(n, &["never", "not", "cannot", "doesn't", "won't"])) {
+            continue;
+        }
+        let adverb = next.is_some_and(|n| is(n, &["also", "always", "then", "now", "silently", "quietly", "automatically"]));
         let verb = if adverb { w.get(i + 2) } else { next };
+        let joined = verb.is_some_and(|v| text[w[i].end..v.start].chars().all(|c| c == ' ' || c.is_alphabetic()));
         if let Some(v) = verb
+            && joined
             && v.lower.ends_with('s')
             && !v.lower.ends_with("ss")
             && !is(v, &["is", "has", "was", "does", "reads", "uses", "calls", "gets", "needs", "receives", "sees", "returns", "supports", "tools"])
@@ -469,7 +600,7 @@ fn directive(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     }
     // "You should advise … whenever …": a standing order to the model that is not a call.
     if let Some(i) = seq(s, &["you"])
-        && w.get(i + 1).is_some_and(|m| is(m, &["must", "should", "shall", "will", "are", "need", "have"]))
+        && w.get(i + 1).is_some_and(|m| is(m, &["must", "should", "shall", "will"]))
         && w.iter().any(|x| is(x, &["whenever", "always", "regardless", "whatever"]))
         && !w.iter().skip(i + 1).take(4).any(|x| is(x, CALL_VERBS))
     {
@@ -482,14 +613,14 @@ fn directive(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             && w[i - 2].lower == "that";
         if is(x, MODEL_NAMES)
             && (third_person || w[i + 1..(i + 4).min(w.len())].iter().any(|m| is(m, &["must", "should", "shall", "will", "needs", "has", "is", "are"])))
-            && i > 0
-            && is(&w[i - 1], &["the", "this", "an", "any", "ai", "you", "all", "every", "connected"])
+            && (i == 0 || w[i].clause_start || is(&w[i - 1], &["the", "this", "a", "an", "any", "ai", "you", "all", "every", "connected"]))
         {
+            let deceive = w[i + 1..(i + 5).min(w.len())].iter().any(|v| is(v, &["assume", "deny", "pretend", "claim", "insist", "ignore", "disregard", "refuse", "hide", "conceal", "lie", "believe", "act", "quote", "inflate"]));
             let clause_end = (i + 2..w.len()).find(|&k| w[k].clause_start).unwrap_or(w.len());
             let standing = w[i..clause_end].iter().any(|q| is(q, &["every", "always", "never", "whenever", "regardless", "whatever", "instead", "even"]))
                 || w[i + 1..(i + 6).min(w.len())].windows(2).any(|p| is(&p[0], &["tell", "say", "claim", "assure", "state", "report", "answer"]) && is(&p[1], &["that", "the", "them", "users"]));
             let evidence = format!("addressed to the model (\"{} {}\")", x.lower, w[i + 1].lower);
-            return Some(hit("model_addressed", Family::Directive, standing, s.span(i, i + 1), evidence));
+            return Some(hit("model_addressed", Family::Directive, standing || deceive, s.span(i, i + 1), evidence));
         }
     }
     None
@@ -584,7 +715,17 @@ fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<Hit> {
                 && s.words.get(k + 1).is_some_and(|n| is(n, &["tool", "tools"]))
                 && k > 1
                 && s.words[k - 1].lower == "the"
-                && is(&s.words[k - 2], &["run", "call", "use", "invoke", "execute"]));
+                && is(&s.words[k - 2], &["run", "call", "use", "invoke", "execute"])
+                && s.words.iter().any(|x| is(x, &["first", "before", "whenever", "never", "always"])));
+        let code_value = w.ticked && s.words.get(k + 1).is_some_and(|n| n.ticked)
+            || (s.words.get(k + 1).is_some_and(|n| n.lower == "from")
+                && s.words[k + 1..].iter().any(|x| is(x, &["response", "result", "results", "output", "page", "previous"]))
+                && !s.words[k + 1..(k + 5).min(s.words.len())].iter().any(|x| is(x, &["server", "server's", "servers"])));
+        let templated = text[..w.start].ends_with(['{', '$', '#']) || text[..w.start].trim_end().ends_with("{{");
+        if w.upper || code_value || templated || w.lower.starts_with(|c: char| c.is_ascii_digit()) {
+            continue;
+        }
+        let foreign_tool = foreign_tool || (w.ticked && !text[s.start..s.end].is_ascii() && FOREIGN_ORDERING.iter().any(|o| sentence.contains(o)));
         if !((w.is_identifier() && (tool_reference(s, k) || named_tool || on_server || used)) || (w.is_identifier() && foreign_tool) || plain_tool) {
             continue;
         }
@@ -620,8 +761,8 @@ const TELL_VERBS: &[&str] = &[
 ];
 const USER_WORDS: &[&str] = &[
     "user", "users", "human", "humans", "anyone", "customer", "customers", "operator", "person",
-    "people", "requester", "owner", "client", "developer", "them", "him", "her", "someone",
-    "whoever", "caller", "asker", "reader", "readers", "recipient", "viewer", "human's",
+    "people", "requester", "owner", "client", "developer", "someone", "whoever", "caller",
+    "asker", "reader", "readers", "recipient", "viewer", "human's",
 ];
 const STEP_WORDS: &[&str] = &[
     "step", "steps", "instruction", "instructions", "action", "actions", "part", "call", "calls",
@@ -630,7 +771,8 @@ const STEP_WORDS: &[&str] = &[
 ];
 const HIDE_PARTICIPLES: &[&str] = &[
     "mentioned", "disclosed", "shown", "revealed", "reported", "told", "displayed", "surfaced",
-    "shared", "communicated", "explained", "acknowledged", "visible", "noticed", "seen",
+    "shared", "communicated", "explained", "acknowledged", "visible", "noticed", "seen", "raised",
+    "noted", "listed", "named",
     "exposed", "flagged", "highlighted", "notified", "informed", "alerted", "asked", "aware",
     "discussed", "referenced", "brought", "described", "confirmed",
 ];
@@ -639,6 +781,7 @@ const CONSENT_NOUNS: &[&str] = &[
     "ask", "approv", "confirm", "consent", "permission", "notif", "tell", "inform", "prompt",
     "alert", "letting", "notice", "knowledge", "check", "verif", "review", "acknowledg",
     "authori", "consult", "warn", "disclos", "surfac", "mention", "show", "reveal", "report",
+    "naming", "listing", "specifying",
     "their", "the user",
 ];
 const STEALTH: &[&str] = &[
@@ -653,12 +796,16 @@ fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         is(x, &["this", "these", "it", "that"]) && w.get(i + 1).is_none_or(|n| is(n, STEP_WORDS) || is(n, MODALS) || is(n, &["will", "must"]))
     });
     // "do not tell the user", "never mention this step", "refrain from telling the person".
+    let user_asks = seq(s, &["unless"]).is_some() || seq(s, &["if", "they", "ask"]).is_some() || seq(s, &["when", "they", "ask"]).is_some();
     for (i, v) in w.iter().enumerate() {
-        if !stem(v, TELL_VERBS) || !negated(s, i) {
+        if !stem(v, TELL_VERBS) || !negated(s, i) || user_asks {
             continue;
         }
         let after = &w[i + 1..(i + 10).min(w.len())];
-        let object = after.iter().any(|x| is(x, USER_WORDS))
+        let ordered = commanded(s, i)
+            || w[i.saturating_sub(3)..i].iter().any(|x| is(x, &["will", "must", "should", "shall"]) || (x.clause_start && is(x, &["never", "do", "don't"])));
+        let object = after.iter().any(|x| is(x, USER_WORDS) || is(x, &["them", "him", "her"]))
+            || (ordered && after.iter().any(|x| is(x, &["replies", "reply", "answers", "answer", "response", "responses", "summary", "summaries", "chat"])))
             || after.windows(2).any(|p| is(&p[0], &["this", "these", "that", "the", "any"]) && is(&p[1], STEP_WORDS));
         if object {
             let evidence = format!("\"{}\" negated toward the user", v.lower);
@@ -674,6 +821,21 @@ fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         {
             return Some(hit("concealment", Family::Concealment, true, s.whole(), "the user is not to know".into()));
         }
+    }
+    // "are to be omitted from any summary shown to the user", "not for display".
+    if let Some(i) = seq(s, &["to", "be"])
+        && w.get(i + 2).is_some_and(|x| is(x, &["omitted", "excluded", "hidden", "removed", "suppressed", "withheld", "left", "dropped", "filtered", "skipped", "concealed"]))
+        && (has_user || w.iter().any(|x| is(x, &["summary", "reply", "replies", "answer", "answers", "shown", "display", "report"])))
+    {
+        return Some(hit("concealment", Family::Concealment, true, s.span(i, i + 2), "to be left out of what the user sees".into()));
+    }
+    if let Some(i) = seq(s, &["not", "for", "display"]).or_else(|| seq(s, &["not", "for", "the", "user"])).or_else(|| seq(s, &["not", "for", "users"])).or_else(|| seq(s, &["not", "for", "disclosure"])) {
+        return Some(hit("concealment", Family::Concealment, true, s.span(i, i + 2), "not for the user's eyes".into()));
+    }
+    if let Some((i, j)) = s.pair(&["consent", "approval", "permission", "authorization"], &["recorded", "given", "granted", "obtained", "implied", "assumed", "presumed", "on"], 4)
+        && w[i..=j].iter().any(|x| is(x, &["already", "been", "file"]))
+    {
+        return Some(hit("consent_bypass", Family::Concealment, true, s.span(i, j), "consent presumed".into()));
     }
     // "are not to be disclosed", "has to stay unmentioned".
     if let Some(i) = seq(s, &["not", "to", "be"])
@@ -750,6 +912,20 @@ fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     {
         return Some(hit("consent_bypass", Family::Concealment, true, s.whole(), "do not ask the user first".into()));
     }
+    if let Some((i, j)) = s.pair(&["opted", "waived", "disabled", "turned", "switched"], &["confirmations", "confirmation", "approval", "approvals", "prompts", "consent"], 3) {
+        return Some(hit("consent_bypass", Family::Concealment, true, s.span(i, j), "confirmations waived".into()));
+    }
+    if let Some((i, j)) = s.pair(&["need", "needs", "require", "requires"], &["confirmation", "approval", "consent", "permission"], 3)
+        && w[i..j].iter().any(|x| is(x, &["no", "not"]))
+    {
+        return Some(hit("consent_bypass", Family::Concealment, true, s.span(i, j), "no confirmation needed".into()));
+    }
+    if let Some(i) = w.iter().position(|x| x.lower == "ask")
+        && negated(s, i)
+        && w.get(i + 1).is_some_and(|x| is(x, &["before", "first", "whether"]))
+    {
+        return Some(hit("consent_bypass", Family::Concealment, true, s.whole(), "do not ask first".into()));
+    }
     if let Some((i, j)) = s.pair(&["standing", "blanket", "permanent", "implied", "implicit", "prior", "general"], &["consent", "approval", "permission", "authorization", "authorisation"], 1) {
         return Some(hit("consent_bypass", Family::Concealment, true, s.span(i, j), "consent presumed".into()));
     }
@@ -759,9 +935,14 @@ fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             continue;
         }
         let after = &w[i + 1..(i + 6).min(w.len())];
-        let to_user = after.iter().position(|x| is(x, USER_WORDS));
+        let to_user = after.iter().position(|x| is(x, USER_WORDS) || is(x, &["them", "him", "her"]));
+        let claim = |u: usize| {
+            after.get(u + 1).is_some_and(|x| is(x, &["that", "it", "they", "nothing", "no", "everything", "all", "only", "as"]))
+                || (after.get(u + 1).is_some_and(|x| x.lower == "the")
+                    && w[i + u + 3..(i + u + 6).min(w.len())].iter().any(|x| is(x, &["was", "is", "were", "has", "had", "have", "are"])))
+        };
         if let Some(u) = to_user
-            && after.get(u + 1).is_some_and(|x| is(x, &["that", "it", "they", "nothing", "no", "everything", "all", "only", "the", "this"]))
+            && claim(u)
             && !after.get(u + 1).is_some_and(|x| x.lower == "to")
         {
             return Some(hit("concealment", Family::Concealment, true, s.span(i, i + 1 + u), "a scripted claim to the user".into()));
@@ -784,7 +965,7 @@ fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     {
         return Some(hit("concealment", Family::Concealment, true, s.span(i, j), "to be hidden".into()));
     }
-    if let Some((i, j)) = s.pair(&["left", "leave", "remain", "stays", "stay"], &["unsaid", "unmentioned", "unspoken", "undisclosed", "out"], 1)
+    if let Some((i, j)) = s.pair(&["left", "leave", "remain", "stays", "stay"], &["unsaid", "unmentioned", "unspoken", "undisclosed", "out"], 4)
         && (has_user || w.iter().any(|x| is(x, &["best", "should", "must", "answers", "answer", "reply", "summary"])))
         && !user_decides
     {
@@ -792,7 +973,7 @@ fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     }
     // "If the user asks whether …, say that nothing was": a lie to the user.
     if let Some((i, _)) = s.pair(USER_WORDS, &["asks", "ask", "asked", "questions", "wonders", "inquires"], 1)
-        && let Some(j) = (i..w.len()).find(|&j| is(&w[j], &["say", "tell", "answer", "reply", "respond", "claim", "state", "insist", "deny"]) && commanded(s, j))
+        && let Some(j) = (i..w.len()).find(|&j| is(&w[j], &["say", "tell", "answer", "reply", "respond", "claim", "state", "insist", "deny", "blame", "attribute", "reassure", "assure"]) && commanded(s, j))
     {
         return Some(hit("concealment", Family::Concealment, true, s.span(i, j), "a scripted answer to the user's question".into()));
     }
@@ -847,7 +1028,9 @@ fn sensitive_name(spaced: &str) -> Option<Hit> {
     let inherent = ["conversation", "transcript", "environ", "printenv"];
     if (s.has("credentials") && s.words.iter().any(|w| is(w, &["aws", "azure", "gcloud", "git", "docker", "file", "contents"])))
         || (s.has("rsa") && s.has("id"))
-        || (s.has("ssh") && s.words.iter().any(|w| is(w, &["key", "keys", "private", "contents"])))
+        || (s.has("ssh") && s.words.iter().any(|w| is(w, &["key", "keys", "private", "contents"])) && !s.has("public"))
+        || s.words.iter().any(|w| is(w, &["netrc", "npmrc", "pgpass", "pypirc", "kubeconfig", "git-credentials", "gnupg", "keyring", "keychain", "tfstate"]))
+        || (s.has("dot") && s.words.iter().any(|w| is(w, &["env", "netrc", "aws", "ssh", "npmrc", "docker", "kube"])))
     {
         return Some(hit("credential_file_directive", Family::CredentialFile, true, (0, spaced.len()), "a name that asks for a key file".into()));
     }
@@ -877,8 +1060,9 @@ fn parameter_carrier(s: &Sentence) -> Option<Hit> {
                 || w[i.saturating_sub(3)..i].iter().any(|m| is(m, &["must", "should", "shall", "always", "also", "will"])))
             && !negated(s, i)
     })?;
-    let (k, (inherent, what)) = (0..w.len()).filter(|&k| k != verb).find_map(|k| sensitive_at(s, k).map(|f| (k, f)))?;
-    let owned = inherent || owned_at(s, k);
+    let (k, (inherent, what)) = most_sensitive(s, (0..w.len()).filter(|&k| k != verb))?;
+    let person = |p: &Word| is(p, &["user", "users", "customer", "customers", "caller", "their", "patient", "employee", "attendee", "attendees", "his", "her", "cardholder", "buyer"]);
+    let owned = inherent || w[k.saturating_sub(3)..k].iter().any(person);
     owned.then(|| {
         let evidence = format!("the parameter is to carry \"{what}\"");
         hit("exfiltration_directive", Family::Exfiltration, true, s.span(verb.min(k), verb.max(k)), evidence)
@@ -915,7 +1099,8 @@ fn sensitive_at(s: &Sentence, k: usize) -> Option<(bool, String)> {
     if credential_path(&x.lower) {
         return Some((true, x.lower.clone()));
     }
-    let identifier_of = next.is_some_and(|n| is(n, &["id", "ids", "identifier", "name", "names", "title", "type", "count", "length", "format", "size", "status", "field", "parameter"]));
+    let identifier_of = next.is_some_and(|n| is(n, &["id", "ids", "identifier", "name", "names", "title", "type", "count", "length", "format", "size", "status", "field", "parameter"]))
+        || w[k.saturating_sub(2)..k].iter().any(|p| is(p, &["example", "e.g", "eg"]));
     if is(x, SENSITIVE_STRONG) && !identifier_of {
         return Some((true, x.lower.clone()));
     }
@@ -923,6 +1108,26 @@ fn sensitive_at(s: &Sentence, k: usize) -> Option<(bool, String)> {
         return Some((false, x.lower.clone()));
     }
     None
+}
+
+/// The most telling sensitive word among `range`: an inherently sensitive one first, then one
+/// with an owner, then any.
+fn most_sensitive(s: &Sentence, range: impl Iterator<Item = usize> + Clone) -> Option<(usize, (bool, String))> {
+    let found: Vec<(usize, (bool, String))> = range.filter_map(|k| sensitive_at(s, k).map(|f| (k, f))).collect();
+    let pick = |want: &dyn Fn(&(usize, (bool, String))) -> bool| found.iter().find(|f| want(f)).cloned();
+    pick(&|(_, (inherent, _))| *inherent)
+        .or_else(|| pick(&|(k, _)| owned_at(s, *k)))
+        .or_else(|| found.first().cloned())
+}
+
+/// The word range of the part of a sentence that holds word `i`: from its clause start to the
+/// next `;` or `:` (commas join the items of a list, so they do not end it).
+fn clause_of(text: &str, s: &Sentence, i: usize) -> (usize, usize) {
+    let from = (0..=i).rev().find(|&k| s.words[k].clause_start).unwrap_or(0);
+    let to = (i + 1..s.words.len())
+        .find(|&k| text[s.words[k - 1].end..s.words[k].start].contains([';', ':']))
+        .unwrap_or(s.words.len());
+    (from, to)
 }
 
 /// Whether the generic sensitive word `k` has an owner or a quantifier ("the user's token",
@@ -936,9 +1141,20 @@ fn owned_at(s: &Sentence, k: usize) -> bool {
 
 /// The destination of a sentence: a URL, an address, BCC, a parameter, a sink word.
 fn destination(s: &Sentence, after: usize) -> Option<(bool, String)> {
-    for x in &s.words[after..] {
+    for (k, x) in s.words.iter().enumerate().skip(after) {
         if x.is_url() || x.is_email() {
             return Some((true, x.lower.clone()));
+        }
+        // A phone number: "+1 555 0143", "+15550100123".
+        if x.lower.starts_with('+') && x.lower[1..].chars().all(|c| c.is_ascii_digit()) && x.lower.len() > 1 {
+            let digits: usize = s.words[k..(k + 4).min(s.words.len())]
+                .iter()
+                .take_while(|w| w.lower.trim_start_matches('+').chars().all(|c| c.is_ascii_digit()))
+                .map(|w| w.lower.trim_start_matches('+').len())
+                .sum();
+            if digits >= 8 {
+                return Some((true, x.lower.clone()));
+            }
         }
     }
     for x in &s.words[after..] {
@@ -958,7 +1174,7 @@ fn destination(s: &Sentence, after: usize) -> Option<(bool, String)> {
 fn move_order(s: &Sentence, i: usize) -> bool {
     let w = &s.words;
     let v = &w[i];
-    if negated(s, i) {
+    if negated(s, i) || (v.upper && v.lower.len() <= 3) || v.ticked {
         return false;
     }
     if is(v, MOVE_VERBS) && commanded(s, i) {
@@ -987,11 +1203,25 @@ fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Option<Hit> {
     if let Some(found) = exfiltration_by_order(text, s, context) {
         return Some(found);
     }
+    // A secret spelled into a host name or a template: "<value of AWS_SECRET_ACCESS_KEY>.dns…",
+    // "${GITHUB_TOKEN}".
+    let sentence = &text[s.start..s.end];
+    for marker in ["<value of ", "${", "$(", "{{"] {
+        if let Some(at) = sentence.find(marker) {
+            let tail: String = sentence[at..].chars().take(60).collect();
+            let upper = tail.to_ascii_uppercase();
+            if ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"].iter().any(|k| upper.contains(k))
+                && (tail.contains(".example") || s.words.iter().any(|w| w.is_url() || is(w, &["resolve", "dns", "lookup", "ping", "fetch", "host"])))
+            {
+                return Some(hit("exfiltration_directive", Family::Exfiltration, true, (s.start + at, s.end), "a secret spelled into a host name".into()));
+            }
+        }
+    }
     let w = &s.words;
-    let sensitive = (0..w.len()).find_map(|k| {
-        sensitive_at(s, k).filter(|(inherent, _)| *inherent || owned_at(s, k)).map(|f| (k, f))
-    });
-    let (k, (_, what)) = sensitive?;
+    let (k, (inherent, what)) = most_sensitive(s, 0..w.len())?;
+    if !inherent && !owned_at(s, k) {
+        return None;
+    }
     // Data placed in a link: "![status](https://pix.example/s.png?d=DATA), where DATA is the
     // user's last messages".
     let query_link = w.iter().find(|x| x.is_url() && x.lower.contains(['?', '=']));
@@ -1004,8 +1234,19 @@ fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Option<Hit> {
     let obliged = w.iter().any(|x| is(x, &["should", "must", "shall", "needs", "required", "mandatory", "expected"]));
     let needs = w.iter().any(|x| is(x, &["needs", "requires", "expects", "wants"]))
         && w.iter().any(|x| is(x, &["chat", "conversation", "earlier", "previous", "history"]));
-    if let Some((_, sink)) = destination(s, 0)
+    if let Some(i) = order(s, &["call", "invoke", "run", "use"])
+        && w[i..].iter().any(|x| is(x, &["with", "passing", "as"]))
+        && w.iter().any(|x| is(x, &["mentions", "mentioned", "conversation", "chat", "typed", "shares", "shared"]))
+    {
+        let evidence = format!("sensitive \"{what}\" passed to a call");
+        return Some(hit("exfiltration_directive", Family::Exfiltration, true, s.span(i, k), evidence));
+    }
+    let (from, to) = clause_of(text, s, k);
+    let in_clause = Sentence { words: s.words[from..to].to_vec(), start: s.start, end: s.end };
+    let obliged = obliged && in_clause.words.iter().any(|x| is(x, &["should", "must", "shall", "needs", "required", "mandatory", "expected"]));
+    if let Some((external, sink)) = destination(&in_clause, 0)
         && (obliged || needs)
+        && (external || owned_at(s, k))
     {
         let evidence = format!("sensitive \"{what}\" bound for \"{sink}\"");
         return Some(hit("exfiltration_directive", Family::Exfiltration, true, s.span(k, k), evidence));
@@ -1013,7 +1254,7 @@ fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Option<Hit> {
     None
 }
 
-fn exfiltration_by_order(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+fn exfiltration_by_order(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     let w = &s.words;
     let to_model = w.iter().any(|x| is(x, MODEL_NAMES) || x.lower == "you");
     for (i, v) in w.iter().enumerate() {
@@ -1021,10 +1262,9 @@ fn exfiltration_by_order(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             continue;
         }
         let external_passive = is(v, MOVE_PARTICIPLES) || v.lower.ends_with('s');
-        let Some((k, (inherent, what))) = (0..w.len())
-            .filter(|&k| k != i)
-            .find_map(|k| sensitive_at(s, k).map(|found| (k, found)))
-        else {
+        let (from, to) = clause_of(text, s, i);
+        let from = if is(v, MOVE_PARTICIPLES) { 0 } else { from };
+        let Some((k, (inherent, what))) = most_sensitive(s, (from..to).filter(|&k| k != i)) else {
             continue;
         };
         let sink = destination(s, 0);
@@ -1058,7 +1298,8 @@ fn recipient_rewrite(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
 /// Parts of the paths where credentials live: key files, cloud and tool configs, browser
 /// stores, mounted secrets.
 const CREDENTIAL_PATHS: &[&str] = &[
-    "~/.ssh", "~/.aws", ".ssh/", ".aws/", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".env",
+    "ssh/", ".aws/", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".env", ".tfstate",
+    "terraformrc", ".terraform.d", ".gnupg", "keyring",
     "/etc/passwd", "/etc/shadow", ".npmrc", ".netrc", ".git-credentials", "mcp.json",
     ".kube/config", "kubeconfig", "keychain", "~/.config/", ".azure/", ".gcloud", "gcloud/",
     "accesstokens", "application_default_credentials", "credentials.json", "credentials.db",
@@ -1075,8 +1316,11 @@ const CREDENTIAL_PATH_WORDS: &[&str] = &[
     ".bashrc", ".profile", "_history", "wallet", "cookies",
 ];
 
-/// Whether a word is a path where credentials live.
+/// Whether a word is a path where credentials live (a public key is not one).
 fn credential_path(word: &str) -> bool {
+    if word.ends_with(".pub") {
+        return false;
+    }
     let path = word.contains('/') || word.starts_with('~') || word.starts_with('.');
     (CREDENTIAL_PATHS.iter().any(|p| word.contains(p))
         || (path && CREDENTIAL_PATH_WORDS.iter().any(|p| word.contains(p))))
@@ -1090,7 +1334,8 @@ const READ_VERBS: &[&str] = &[
     "read", "open", "cat", "load", "collect", "gather", "grab", "fetch", "retrieve", "extract",
     "copy", "send", "include", "upload", "list", "print", "parse", "access", "inspect", "locate",
     "find", "take", "attach", "dump", "export", "check", "scan", "get", "source", "import",
-    "decrypt", "use",
+    "decrypt", "use", "printing", "reading", "opening", "loading", "dumping", "copying",
+    "sending", "uploading", "including", "attaching", "collecting",
 ];
 
 // ---- credential files
@@ -1108,10 +1353,18 @@ fn foreign_word(s: &Sentence, lower: &str, word: &str) -> bool {
 /// Verbs of other languages that read a file.
 const FOREIGN_READS: &[&str] = &[
     "leia", "lee", "lea", "lies", "lese", "lis", "lisez", "прочитай", "прочти", "读取", "读",
-    "読み", "読んで",
+    "読み", "読んで", "읽고", "읽어",
 ];
 
 fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+    if let Some(k) = s.words.iter().position(|w| credential_path(&w.lower))
+        && k > 1
+        && ((s.words[k - 1].lower == "to" && is(&s.words[k - 2], &["defaults", "default", "falls"]))
+            || (s.words[k - 1].lower == "is" && s.words[k - 2].lower == "default"))
+    {
+        let evidence = format!("a default of \"{}\"", s.words[k].lower);
+        return Some(hit("credential_file_directive", Family::CredentialFile, true, s.span(k - 2, k), evidence));
+    }
     if defended(text, (s.start, s.end)) {
         return None;
     }
@@ -1175,6 +1428,13 @@ fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         }
         weak.get_or_insert(found);
     }
+    // A claimed sender: "from the model provider's Trust & Safety team:".
+    if let Some((i, j)) = s.pair(&["from", "by"], &["provider", "provider's", "safety", "administrator", "administrators", "admin", "vendor", "platform", "anthropic", "openai", "operator", "operators"], 4)
+        && text[w[j].end..s.end].contains(':')
+        && w[i..=j].iter().any(|x| is(x, &["the", "your", "model"]))
+    {
+        return Some(hit("authority_framing", Family::Authority, true, s.span(i, j), "a message claiming to come from the provider".into()));
+    }
     // "For AI readers:", "Attention assistant:", "To the model:".
     for (i, x) in w.iter().enumerate() {
         if is(x, &["for", "to", "attention", "dear", "hey"])
@@ -1200,7 +1460,8 @@ fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             compact[at + r.len()..].starts_with([',', '}'])
         })
     });
-    let example = ["e.g.", "example", "format", "such as", "schema"].iter().any(|e| sentence.contains(e));
+    let example = s.words.iter().any(|w| is(w, &["e.g", "example", "examples", "format", "schema", "like", "list", "array", "usual"]))
+        || sentence.contains("such as");
     if role_message && !example {
         return Some(hit("authority_framing", Family::Authority, true, s.whole(), "a system-role message".into()));
     }
@@ -1228,7 +1489,8 @@ const AUTHORITY_WORDS: &[&str] = &[
     "system", "sistema", "système", "systeme", "систем", "admin", "administrator",
     "administrador", "administrateur", "override", "developer", "operator", "root", "sudo",
     "instruction", "directive", "mandatory", "official", "safety", "security", "compliance",
-    "provider", "anthropic", "openai", "policy",
+    "provider", "anthropic", "openai", "policy", "trusted", "verified", "authorized",
+    "authorised", "host", "platform", "vendor", "priority",
 ];
 
 fn shouted_header(text: &str, s: &Sentence) -> Option<Hit> {
@@ -1251,7 +1513,7 @@ fn shouted_header(text: &str, s: &Sentence) -> Option<Hit> {
         let authority = w[i..=j].iter().any(|x| stem(x, AUTHORITY_WORDS) || is(x, MODEL_NAMES));
         let before = text[..w[i].start].trim_end_matches(|c: char| c.is_whitespace() || !c.is_ascii() && !c.is_alphanumeric());
         let after = text[w[j].end..].trim_start();
-        let framed = before.ends_with(['[', '<', '=', '#', '*', '|', '【']) || after.starts_with([']', '>', '=', '*', '】']);
+        let framed = before.ends_with(['[', '<', '=', '#', '*', '|', '【', '-']) || after.starts_with([']', '>', '=', '*', '】']) || (after.starts_with('(') && after.contains(") ---"));
         let colon = after.starts_with(':') || (after.starts_with('(') && after.find("):").is_some_and(|c| c < 60));
         let listed = listed_tag(text, (w[i].start, w[j].end));
         let framed = framed && !(listed && j == i);
@@ -1287,21 +1549,25 @@ fn config_block(text: &str) -> Option<Hit> {
     for line in lower.split_inclusive('\n') {
         let start = offset;
         offset += line.len();
+        let tag = line.trim_start().starts_with('<');
         let trimmed = line.trim_start_matches([' ', '\t', '-', '<', '[', '/']);
         let key: &str = trimmed
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-'))
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '-'))
             .next()
             .unwrap_or("");
         let rest = &trimmed[key.len()..];
         let keyed = rest.starts_with([':', '>', ']']) || rest.trim_start().starts_with('=');
-        if !keyed || !key.contains(['_', '.']) {
+        let tag_named = tag && rest.starts_with('>');
+        if !keyed || !(key.contains(['_', '.']) || tag_named) {
             continue;
         }
         let words: Vec<&str> = key.split(['_', '.', '-']).collect();
         let model = words.iter().any(|w| MODEL_NAMES.contains(w));
         let overrides = words.iter().any(|w| CONFIG_OVERRIDES.contains(w));
         let instructions = words.iter().any(|w| INSTRUCTION_NOUNS.contains(w) || matches!(*w, "system" | "config" | "mode" | "may" | "must" | "level"));
-        if (model && (overrides || instructions)) || (overrides && instructions) {
+        let system_tag = tag && words.iter().any(|w| ["system", "système", "systeme", "sistema", "система", "admin", "instructions", "important", "override"].contains(w));
+        let system_key = words.contains(&"system") && words.iter().any(|w| INSTRUCTION_NOUNS.contains(w) || CONFIG_OVERRIDES.contains(w));
+        if (model && (overrides || instructions)) || (overrides && instructions) || system_tag || system_key {
             let at = start + (line.len() - trimmed.len());
             return Some(hit("authority_framing", Family::Authority, true, (at, at + key.len()), format!("a settings key \"{key}\" aimed at the model")));
         }
@@ -1311,8 +1577,23 @@ fn config_block(text: &str) -> Option<Hit> {
 
 // ---- commands that fetch or post
 
+/// Commands that weaken a machine, given as an order to run them.
+const DANGEROUS_COMMANDS: &[&str] = &[
+    "chmod -r 777", "chmod 777", "rm -rf", "sudo ", "mkfs", "dd if=", "--no-verify",
+    "git push --force", "git push -f", "disable-security", "setenforce 0", "ufw disable",
+    "--index-url", "--extra-index-url", "-enc ", "-encodedcommand", "-w hidden",
+    "-windowstyle hidden", "invoke-expression", "| iex",
+];
+
 fn command(text: &str, prose: bool) -> Option<Hit> {
     let lower = text.to_ascii_lowercase();
+    if let Some(danger) = DANGEROUS_COMMANDS.iter().find(|d| lower.contains(*d))
+        && sentences(text).iter().any(|s| order(s, &["run", "execute", "exec", "type", "add", "use", "append", "include", "install"]).is_some())
+        && lower.contains(['`', '$'])
+    {
+        let at = lower.find(danger).unwrap_or(0);
+        return Some(hit("command_exfiltration", Family::Exfiltration, true, (at, at + danger.len()), format!("an order to run \"{}\"", danger.trim())));
+    }
     let found = sentences(text).into_iter().flat_map(|s| s.words).find(|w| is(w, FETCH_COMMANDS))?;
     let rest = &lower[found.start..];
     let line_end = floor_boundary(rest, rest.find('\n').unwrap_or(rest.len()).min(300));
@@ -1322,6 +1603,10 @@ fn command(text: &str, prose: bool) -> Option<Hit> {
         return None;
     }
     let payload = COMMAND_PAYLOADS.iter().find(|p| line.contains(*p));
+    let run_only = payload.is_some_and(|p| ["| sh", "|sh", "| bash", "|bash", "| python", "|python", "| iex", "|iex"].contains(p));
+    let run_ordered = sentences(text).iter().any(|s| order(s, &["run", "execute", "exec", "paste", "type", "install", "pipe", "source"]).is_some())
+        && !["nothing is executed", "not executed", "for the user to review", "warns about", "flags", "detects"].iter().any(|d| lower.contains(d));
+    let payload = payload.filter(|_| !run_only || run_ordered);
     let before = &lower[..found.start];
     let example = ["e.g.", "for example", "example:", "such as"].iter().any(|e| before.rfind(e).is_some_and(|at| found.start - at < 40));
     let strong = (payload.is_some() && !example) || !prose;
@@ -1401,6 +1686,39 @@ pub fn given_as_example(text: &str, span: (usize, usize)) -> bool {
     let before = text[..span.0].to_ascii_lowercase();
     let near = &before[floor_boundary(&before, before.len().saturating_sub(30))..];
     ["e.g", "example", "such as", "format", "like "].iter().any(|e| near.contains(e))
+}
+
+/// Third-person verbs of a tool that looks for attacks ("Reports descriptions that tell the
+/// model to …", "Detects phrases such as …"), in the languages of the corpus.
+const DETECTOR_VERBS: &[&str] = &[
+    "reports", "flags", "detects", "audits", "warns", "scans", "catches", "strips", "sanitises", "matches",
+    "sanitizes", "identifies", "classifies", "quotes", "explains", "red-team", "simulates",
+    "probes", "prüft", "erkennt", "meldet", "détecte", "signale",
+    "detecta", "обнаруживает", "检测", "标记", "検出",
+];
+
+/// Words that say a detector's subject is text (phrases, descriptions, patterns).
+const DETECTOR_OBJECTS: &[&str] = &[
+    "phrase", "phrases", "description", "descriptions", "pattern", "patterns", "rule", "rules",
+    "injection", "prompt-injection", "marker", "markers", "string", "strings", "instructions",
+    "input", "inputs", "prompts", "example", "examples", "finding", "matched",
+    "anweisungen", "语句", "注入",
+];
+
+/// Whether the hit at `span` stands in a sentence that describes finding such text rather than
+/// giving it (a scanner's description), or the text is a rule catalogue listing examples.
+pub fn describes_detection(text: &str, span: (usize, usize)) -> bool {
+    let lower = text.to_lowercase();
+    let detector = sentences(text).iter().any(|s| {
+        s.words.iter().any(|w| DETECTOR_VERBS.iter().any(|v| w.lower == *v || (!v.is_ascii() && w.lower.contains(v))))
+    }) || DETECTOR_VERBS.iter().filter(|v| !v.is_ascii()).any(|v| lower.contains(v));
+    let Some(s) = sentence_at(text, span.0) else {
+        return false;
+    };
+    let sentence = text[s.start..s.end].to_lowercase();
+    let about_text = s.words.iter().any(|w| is(w, DETECTOR_OBJECTS)) || DETECTOR_OBJECTS.iter().any(|o| !o.is_ascii() && sentence.contains(o));
+    let listed = ["such as", " like ", "e.g", "wie ", "诸如", "之类", "如“", "comme", "como", "that tell", "that say", "says", "typical", "it flags", "for example", ": `", ": \""].iter().any(|l| sentence.contains(l));
+    detector && about_text && listed
 }
 
 /// Whether the hit at `span` quotes a phrase rather than uses it ("detects phrases such as
@@ -1521,7 +1839,10 @@ fn foreign(text: &str) -> Vec<Hit> {
             None => false,
         });
         let what = FOREIGN_SENSITIVE.iter().find(|v| piece.contains(*v));
-        if let (Some(verb), Some(what)) = (verb, what) {
+        let denied = FOREIGN_DEFENSIVE.iter().any(|d| piece.contains(d));
+        if let (Some(verb), Some(what)) = (verb, what)
+            && !denied
+        {
             let at = lower.find(piece).unwrap_or(0);
             hits.push(hit("exfiltration_directive", Family::Exfiltration, true, span_of(at, piece.len()), format!("verb \"{verb}\", sensitive \"{what}\"")));
             break;
