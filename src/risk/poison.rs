@@ -157,6 +157,12 @@ fn intent_findings(
         .collect()
 }
 
+/// The kind of place a pointer names, as far as a scan's findings depend on it: prose or not,
+/// inside a parameter or not. Texts are cached per kind of place.
+fn place_of(pointer: &str) -> u8 {
+    u8::from(intent::is_prose(pointer)) | (u8::from(pointer.contains("/properties/")) << 1)
+}
+
 /// A secret file's harmless template (`.env.example`, `.env.sample`, `.env.template`): the
 /// word that holds the hit at `span` ends like one.
 fn example_file(text: &str, span: Span) -> bool {
@@ -173,12 +179,14 @@ pub fn scan_server_instructions(text: &str) -> Vec<Finding> {
 }
 
 /// Remembers the findings of texts already scanned. The tools of one server repeat many texts
-/// ("Repository owner", "Page number for pagination"), and a text's findings do not depend on
-/// where it stands, so each distinct text is scanned once and its findings re-pointed. One
-/// cache serves one server: it holds what the scan knows of that server's names.
+/// ("Repository owner", "Page number for pagination"), and a text's findings depend only on
+/// the kind of place it stands in (prose or a value, in a parameter or not), so each distinct
+/// text is scanned once per kind of place and its findings re-pointed. One cache serves one
+/// server: it holds what the scan knows of that server's names.
 #[derive(Debug, Default)]
 pub struct ScanCache {
-    seen: HashMap<String, Vec<Finding>>,
+    /// Findings by the kind of place a text stands in ([`place_of`]) and the text.
+    seen: HashMap<(u8, String), Vec<Finding>>,
     scratch: Scratch,
     context: Context,
 }
@@ -204,7 +212,8 @@ impl ScanCache {
 
     /// The findings of `text`, standing at `pointer`.
     pub fn scan(&mut self, pointer: &str, text: &str) -> Vec<Finding> {
-        if let Some(found) = self.seen.get(text) {
+        let key = (place_of(pointer), text.to_string());
+        if let Some(found) = self.seen.get(&key) {
             return found
                 .iter()
                 .map(|f| Finding {
@@ -214,7 +223,7 @@ impl ScanCache {
                 .collect();
         }
         let found = scan_text_with(&mut self.scratch, &self.context, pointer, text);
-        self.seen.insert(text.to_string(), found.clone());
+        self.seen.insert(key, found.clone());
         found
     }
 }

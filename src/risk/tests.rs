@@ -196,6 +196,8 @@ fn markers_gained_compares_pattern_and_pointer() {
         names,
         [
             "concealment",
+            "credential_file_directive",
+            "exfiltration_directive",
             "pre_invocation_directive",
             "secret_file_path"
         ]

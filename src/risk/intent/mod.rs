@@ -804,7 +804,11 @@ fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         let after = &w[i + 1..(i + 10).min(w.len())];
         let ordered = commanded(s, i)
             || w[i.saturating_sub(3)..i].iter().any(|x| is(x, &["will", "must", "should", "shall"]) || (x.clause_start && is(x, &["never", "do", "don't"])));
-        let object = after.iter().any(|x| is(x, USER_WORDS) || is(x, &["them", "him", "her"]))
+        // "tell anyone to call this twice" instructs; "tell the user" about something hides.
+        let object = after
+            .iter()
+            .enumerate()
+            .any(|(u, x)| (is(x, USER_WORDS) || is(x, &["them", "him", "her"])) && after.get(u + 1).is_none_or(|n| n.lower != "to"))
             || (ordered && after.iter().any(|x| is(x, &["replies", "reply", "answers", "answer", "response", "responses", "summary", "summaries", "chat"])))
             || after.windows(2).any(|p| is(&p[0], &["this", "these", "that", "the", "any"]) && is(&p[1], STEP_WORDS));
         if object {
