@@ -362,29 +362,32 @@ fn measure(name: &str, positives: &[&Labelled], negatives: &[&Labelled]) -> Vec<
     missed_targets
 }
 
-/// The figures of docs/risk.md. The rules were tuned on three development sets (the first
-/// pair, then `_fresh`, then `_blind`, each measured once before it was used for tuning, see
-/// the corpus README); the targets are asserted on `_blind2`, written by a writer who saw
-/// neither the rules nor any other corpus text, and never used for tuning.
+/// The figures of docs/risk.md. The rules were tuned on four development sets (the first
+/// pair, then `_fresh`, `_blind` and `_blind2`, each measured once before it was used for
+/// tuning, see the corpus README); the targets are asserted on `_blind3`, written by a writer
+/// who saw neither the rules nor any other corpus text, and never used for tuning.
 #[test]
 fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
     let (positives, negatives) = (corpus("positives.jsonl"), corpus("hard_negatives.jsonl"));
     let (fresh_p, fresh_n) = (corpus("positives_fresh.jsonl"), corpus("hard_negatives_fresh.jsonl"));
     let (blind_p, blind_n) = (corpus("positives_blind.jsonl"), corpus("hard_negatives_blind.jsonl"));
-    let (held_p, held_n) = (corpus("positives_blind2.jsonl"), corpus("hard_negatives_blind2.jsonl"));
+    let (dev4_p, dev4_n) = (corpus("positives_blind2.jsonl"), corpus("hard_negatives_blind2.jsonl"));
+    let (held_p, held_n) = (corpus("positives_blind3.jsonl"), corpus("hard_negatives_blind3.jsonl"));
     assert!(positives.len() >= 250 && negatives.len() >= 200);
     assert!(fresh_p.len() >= 150 && fresh_n.len() >= 120);
     assert!(blind_p.len() >= 150 && blind_n.len() >= 150);
-    assert!(held_p.len() >= 150 && held_n.len() >= 150);
+    assert!(dev4_p.len() >= 150 && dev4_n.len() >= 150);
+    assert!(held_p.len() >= 150 && held_n.len() >= 200);
     let mut dev = measure("development 1", &refs(&positives), &refs(&negatives));
     dev.extend(measure("development 2 (fresh)", &refs(&fresh_p), &refs(&fresh_n)));
     dev.extend(measure("development 3 (blind)", &refs(&blind_p), &refs(&blind_n)));
-    let fresh = measure("held out (blind2)", &refs(&held_p), &refs(&held_n));
+    dev.extend(measure("development 4 (blind2)", &refs(&dev4_p), &refs(&dev4_n)));
+    let fresh = measure("held out (blind3)", &refs(&held_p), &refs(&held_n));
     if std::env::var_os("CORPUS_DUMP").is_some() {
-        for i in positives.iter().chain(&fresh_p).chain(&blind_p).chain(&held_p).filter(|i| !marked(i)) {
+        for i in positives.iter().chain(&fresh_p).chain(&blind_p).chain(&dev4_p).chain(&held_p).filter(|i| !marked(i)) {
             println!("MISS {} {} {}: {}", i.id, i.family, i.place, i.text);
         }
-        for i in negatives.iter().chain(&fresh_n).chain(&blind_n).chain(&held_n).filter(|i| marked(i)) {
+        for i in negatives.iter().chain(&fresh_n).chain(&blind_n).chain(&dev4_n).chain(&held_n).filter(|i| marked(i)) {
             let others: Vec<Value> = i.server_tools.iter().map(|n| json!({"name": n})).collect();
             let d = placed(&i.place, &i.text).unwrap_or(json!({"description": i.text}));
             let mut cache = risk::ScanCache::for_definitions(others.iter().chain([&d]));
