@@ -22,6 +22,8 @@ use crate::shard;
 pub struct ActorArgs {
     /// INPUT bytes that replace the stored record.
     pub input_override: Option<Vec<u8>>,
+    /// Where `input_override` was read from (a file's path, or standard input).
+    pub input_file: Option<String>,
     /// Local storage root, overriding the environment.
     pub storage_dir: Option<PathBuf>,
     /// Loopback and private targets may be contacted (never on the platform).
@@ -69,6 +71,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
     let options = RunOptions {
         input_key: env.input_key.clone(),
         input_override: args.input_override,
+        input_file: args.input_file,
         allow_private_targets: args.allow_private_targets,
         force_era: args.force_era,
         always_build_surfaces: args.always_build_surfaces,
