@@ -222,6 +222,18 @@ async fn finish(
             } else if code == EXIT_GATE {
                 tracing::warn!("the fail_on gate tripped: exit code {EXIT_GATE}");
             }
+            let summary = &outcome.summary;
+            if code == 0
+                && summary.servers_requested > 0
+                && summary.servers_blocked == summary.servers_requested
+            {
+                tracing::warn!(
+                    "every server entry was refused before any network work (BLOCKED_TARGET): \
+                     nothing was read; each row's error says what to fix. A scheduler that \
+                     must notice such a run can ask for exit code 4 with exit_nonzero_on: \
+                     [\"nothing_read\"] (or --exit-nonzero-on nothing_read)"
+                );
+            }
             verdict.code
         }
         Err(error) => {

@@ -290,9 +290,13 @@ fn parse_era(text: &str) -> Result<Era, String> {
     }
 }
 
+/// The log filter when `RUST_LOG` is not set: this program's messages at info, the MCP
+/// library's (one line per call `serve` answers) only from warn up.
+const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -78,7 +78,11 @@ fn a_url_without_its_scheme_names_the_form_to_write() {
         input.to_str().unwrap(),
         "--allow-private-targets",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let log = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{log}");
+    // Every entry refused: the run says so, and how a scheduler would notice.
+    assert!(log.contains("every server entry was refused"), "{log}");
+    assert!(log.contains("exit_nonzero_on"), "{log}");
     let rows = dataset(&storage);
     for (typed, meant) in [
         ("127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp"),
@@ -405,7 +409,13 @@ fn an_html_page_and_a_hung_server_name_their_fix() {
         input.to_str().unwrap(),
         "--allow-private-targets",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let log = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{log}");
+    // A local run charges nothing, and its log says nothing of charging.
+    assert!(
+        !log.contains("charging") && !log.contains("dry_run"),
+        "{log}"
+    );
     let rows = dataset(&storage);
     let row = rows
         .iter()

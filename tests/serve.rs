@@ -801,6 +801,46 @@ async fn the_binary_starts_in_standby_mode_and_answers_the_readiness_probe() {
     assert_eq!(index["read_only"], true);
 }
 
+/// At the default log level (no `RUST_LOG`) `serve` says where it serves, and nothing on
+/// each MCP call it answers.
+#[tokio::test]
+async fn serve_logs_nothing_per_mcp_call_at_the_default_level() {
+    let fx = fixture().await;
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("err");
+    let mut command = Command::new(BINARY);
+    command
+        .args(["serve", "--port", "0", "--storage-dir"])
+        .arg(fx.dir.root())
+        .env_remove("RUST_LOG")
+        .env_remove("APIFY_IS_AT_HOME")
+        .env_remove("APIFY_META_ORIGIN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    let server = support::process::Serving::spawn(command, &log);
+    let client = http();
+    for _ in 0..3 {
+        let response = client
+            .post(format!("http://{}/mcp", server.addr))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        assert!(response.text().await.unwrap().contains("list_ledgers"));
+    }
+    drop(server);
+    let printed = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.len(), 1, "{printed}");
+    assert!(
+        lines[0].contains("serving the ledger read-only on"),
+        "{printed}"
+    );
+}
+
 /// The Actor package declares Standby mode and the MCP path the server mounts.
 #[test]
 fn the_actor_package_declares_standby_and_the_mcp_path() {
