@@ -22,6 +22,8 @@ use crate::shard;
 pub struct ActorArgs {
     /// INPUT bytes that replace the stored record.
     pub input_override: Option<Vec<u8>>,
+    /// Where `input_override` was read from (a file's path, or standard input).
+    pub input_file: Option<String>,
     /// Local storage root, overriding the environment.
     pub storage_dir: Option<PathBuf>,
     /// Loopback and private targets may be contacted (never on the platform).
@@ -69,6 +71,7 @@ pub async fn run_actor(args: ActorArgs) -> i32 {
     let options = RunOptions {
         input_key: env.input_key.clone(),
         input_override: args.input_override,
+        input_file: args.input_file,
         allow_private_targets: args.allow_private_targets,
         force_era: args.force_era,
         always_build_surfaces: args.always_build_surfaces,
@@ -218,6 +221,18 @@ async fn finish(
                 );
             } else if code == EXIT_GATE {
                 tracing::warn!("the fail_on gate tripped: exit code {EXIT_GATE}");
+            }
+            let summary = &outcome.summary;
+            if code == 0
+                && summary.servers_requested > 0
+                && summary.servers_blocked == summary.servers_requested
+            {
+                tracing::warn!(
+                    "every server entry was refused before any network work (BLOCKED_TARGET): \
+                     nothing was read; each row's error says what to fix. A scheduler that \
+                     must notice such a run can ask for exit code 4 with exit_nonzero_on: \
+                     [\"nothing_read\"] (or --exit-nonzero-on nothing_read)"
+                );
             }
             verdict.code
         }

@@ -29,6 +29,8 @@
 //!   assessed again.
 //! - [`fuzzing`]: one entry point per fuzz target (the parsers that read hostile input).
 //! - [`reason`]: the reason codes, mapped from every error in one place.
+//! - [`suggest`]: the nearest name to a misspelt one ("did you mean `servers`?"), for every
+//!   message that refuses a field, value, ledger or server name.
 //! - [`server_status`]: the last run's status of every watched server (reason code, since when,
 //!   last read), kept beside the ledger for the fleet page.
 //! - [`serve`]: the read-only HTTP API and MCP endpoint over the ledger (`serve`, Standby mode).
@@ -57,6 +59,7 @@ pub mod run;
 pub mod serve;
 pub mod server_status;
 pub mod shard;
+pub mod suggest;
 pub mod surface;
 pub mod sweep;
 pub mod targets;

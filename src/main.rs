@@ -144,6 +144,9 @@ enum Command {
         /// the platform), instead of 0 with a note.
         #[arg(long)]
         require_witness: bool,
+        /// Refused with an explanation: this command never probes a server.
+        #[arg(long, hide = true)]
+        allow_private_targets: bool,
     },
     /// List a server's remembered changes with their whole before and after values (JSON);
     /// with `--at TIME`, print the surface it served at that time as JSON; with two `--at`,
@@ -167,6 +170,9 @@ enum Command {
         /// Output format of a comparison of two times: json, table, markdown, html or sarif.
         #[arg(long, value_name = "FORMAT", default_value = "json")]
         format: Format,
+        /// Refused with an explanation: this command never probes a server.
+        #[arg(long, hide = true)]
+        allow_private_targets: bool,
     },
     /// Serve the ledger read-only over HTTP: pages for a browser (`GET /`), an Atom feed of
     /// changes (`/changes.atom`), a JSON API (`GET /ledgers`, `GET /ledgers/{name}/servers`,
@@ -192,6 +198,9 @@ enum Command {
             value_delimiter = ','
         )]
         allowed_hosts: Vec<String>,
+        /// Refused with an explanation: this command never probes a server.
+        #[arg(long, hide = true)]
+        allow_private_targets: bool,
     },
     /// Run a small demo MCP server on this machine (a notes server, Streamable HTTP at the
     /// URL's path) for the README's quick start; `--change` switches a running one to its
@@ -209,6 +218,9 @@ enum Command {
         /// Tell the demo server running at URL to stop.
         #[arg(long)]
         stop: bool,
+        /// Refused with an explanation: this command never probes a server.
+        #[arg(long, hide = true)]
+        allow_private_targets: bool,
     },
 }
 
@@ -255,6 +267,18 @@ impl ProbeFlags {
     }
 }
 
+/// The name a subcommand is typed with.
+fn subcommand_name(command: &Command) -> &'static str {
+    match command {
+        Command::Snapshot { .. } => "snapshot",
+        Command::Diff { .. } => "diff",
+        Command::Verify { .. } => "verify",
+        Command::History { .. } => "history",
+        Command::Serve { .. } => "serve",
+        Command::DemoServer { .. } => "demo-server",
+    }
+}
+
 fn parse_era(text: &str) -> Result<Era, String> {
     match text {
         "modern" => Ok(Era::Modern),
@@ -266,9 +290,13 @@ fn parse_era(text: &str) -> Result<Era, String> {
     }
 }
 
+/// The log filter when `RUST_LOG` is not set: this program's messages at info, the MCP
+/// library's (one line per call `serve` answers) only from warn up.
+const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -308,14 +336,27 @@ fn main() -> ExitCode {
     init_logging();
     let private_flag_given =
         matches.value_source("allow_private_targets") == Some(ValueSource::CommandLine);
-    let never_probes = match &cli.command {
-        Some(Command::Serve { .. }) => Some("serve"),
-        Some(Command::Verify { .. }) => Some("verify"),
-        Some(Command::History { .. }) => Some("history"),
-        Some(Command::DemoServer { .. }) => Some("demo-server"),
-        _ => None,
+    // The flag is refused the same way before and after the subcommand's name.
+    let (never_probes, flag_after) = match &cli.command {
+        Some(Command::Serve {
+            allow_private_targets,
+            ..
+        }) => (Some("serve"), *allow_private_targets),
+        Some(Command::Verify {
+            allow_private_targets,
+            ..
+        }) => (Some("verify"), *allow_private_targets),
+        Some(Command::History {
+            allow_private_targets,
+            ..
+        }) => (Some("history"), *allow_private_targets),
+        Some(Command::DemoServer {
+            allow_private_targets,
+            ..
+        }) => (Some("demo-server"), *allow_private_targets),
+        _ => (None, false),
     };
-    if let (true, Some(name)) = (private_flag_given, never_probes) {
+    if let (true, Some(name)) = (private_flag_given || flag_after, never_probes) {
         tracing::error!(
             "--allow-private-targets is for the commands that probe servers (no subcommand, \
              snapshot, diff); {name} never probes one: leave the flag out"
@@ -331,19 +372,32 @@ fn main() -> ExitCode {
         Some(Command::Serve { .. } | Command::Verify { .. } | Command::History { .. }) | None => {
             None
         }
-        Some(_)
-            if cli.input.is_some()
-                || cli.storage_dir.is_some()
-                || !cli.exit_nonzero_on.is_empty()
-                || cli.notify.is_some() =>
-        {
-            tracing::error!(
-                "--input, --storage-dir, --notify and --exit-nonzero-on belong to Actor mode (no \
-                 subcommand)"
-            );
-            return exit(EXIT_BAD_INPUT);
+        Some(subcommand) => {
+            let given: Vec<&str> = [
+                ("--input", cli.input.is_some()),
+                ("--storage-dir", cli.storage_dir.is_some()),
+                ("--exit-nonzero-on", !cli.exit_nonzero_on.is_empty()),
+                ("--notify", cli.notify.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(flag, given)| given.then_some(flag))
+            .collect();
+            if !given.is_empty() {
+                let name = subcommand_name(subcommand);
+                let (flags, belongs) = match given.as_slice() {
+                    [one] => (one.to_string(), "belongs"),
+                    [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "belong"),
+                    [] => (String::new(), "belongs"),
+                };
+                tracing::error!(
+                    "{flags} {belongs} to Actor mode (a watch run, no subcommand), not to \
+                     `{name}`: leave {} out, or run the watch without `{name}`",
+                    if given.len() == 1 { "it" } else { "them" }
+                );
+                return exit(EXIT_BAD_INPUT);
+            }
+            Some(subcommand)
         }
-        Some(_) => cli.command.as_ref(),
     };
     let probe_settings = |flags: &ProbeFlags| match flags.settings(&cli) {
         Ok(settings) => Ok(settings),
@@ -379,6 +433,7 @@ fn main() -> ExitCode {
                 host,
                 storage_dir,
                 allowed_hosts,
+                ..
             }) => serve_command(ServeArgs {
                 port,
                 host,
@@ -392,6 +447,7 @@ fn main() -> ExitCode {
                 server,
                 at,
                 format,
+                ..
             }) => history_command(HistoryArgs {
                 storage_dir: storage_dir.or(cli.storage_dir),
                 ledger,
@@ -405,6 +461,7 @@ fn main() -> ExitCode {
                 heads,
                 public_key,
                 require_witness,
+                ..
             }) => verify_command(VerifyArgs {
                 storage_dir: storage_dir.or(cli.storage_dir),
                 ledger,
@@ -417,6 +474,7 @@ fn main() -> ExitCode {
                 background,
                 change,
                 stop,
+                ..
             }) => demo_command(
                 &url,
                 match (background, change, stop) {
@@ -478,8 +536,16 @@ fn actor_mode(
             return exit(EXIT_BAD_INPUT);
         }
     };
+    let input_file = input.as_ref().map(|path| {
+        if path.as_os_str() == "-" {
+            "standard input".to_string()
+        } else {
+            path.display().to_string()
+        }
+    });
     let args = ActorArgs {
         input_override,
+        input_file,
         storage_dir,
         allow_private_targets: settings.allow_private_targets,
         force_era: settings.force_era,

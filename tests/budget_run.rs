@@ -240,12 +240,11 @@ async fn every_compared_server_is_charged_even_when_another_has_changes() {
 async fn unusable_targets_and_unreachable_servers_are_never_charged() {
     let mcp = CountingMcp::start("127.0.0.1").await;
     mcp.serve("/ok", one_tool("Readable"));
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
-        format!("http://127.0.0.1:{port}/mcp")
-    };
+    // A port this test holds without listening: connections are refused, and no other
+    // process can take the port while the test runs.
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind(([127, 0, 0, 1], 0).into()).unwrap();
+    let closed = format!("http://127.0.0.1:{}/mcp", held.local_addr().unwrap().port());
     let input = json!({
         "servers": [
             "http://169.254.169.254/mcp",

@@ -359,7 +359,7 @@ fn stdin_and_bad_inputs() {
 
 #[test]
 fn snapshot_of_an_unreachable_server_is_a_runtime_failure() {
-    let port = support::process::free_port();
+    let port = support::process::closed_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let output = ledger(&["snapshot", "--allow-private-targets", &url]);
     assert_eq!(

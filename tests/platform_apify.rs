@@ -236,10 +236,11 @@ async fn server_errors_are_retried_and_client_errors_fail_at_once() {
 
 #[tokio::test]
 async fn network_errors_are_retried_then_reported() {
-    // A port that was just free: nothing listens there.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
+    // A port this test holds without listening: connections are refused, and no other
+    // process can take the port while the test runs.
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind(([127, 0, 0, 1], 0).into()).unwrap();
+    let port = held.local_addr().unwrap().port();
     let fake = FakeApify::start().await;
     let mut vars = fake.env_vars();
     vars.retain(|(k, _)| k != "APIFY_API_BASE_URL");

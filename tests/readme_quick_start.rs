@@ -234,11 +234,7 @@ fn the_demo_server_refuses_urls_it_cannot_serve() {
         assert!(stderr.contains("http://127.0.0.1:8000/mcp"), "{stderr}");
     }
     // Controlling a server that is not there says how to start one.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::process::closed_port();
     let output = Command::new(BIN)
         .args([
             "demo-server",

@@ -218,10 +218,8 @@ async fn a_failing_registry_is_reported_and_the_explicit_servers_are_still_check
         pages: HashMap::from([(String::new(), Value::String("<html>not json".into()))]),
         ..Fake::default()
     });
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap()
-    };
+    // A port this process holds without listening: refused, and no one else can take it.
+    let closed = SocketAddr::from(([127, 0, 0, 1], support::process::closed_port()));
     let cases = [
         (down, "HTTP 503"),
         (garbled, "not a server list"),

@@ -281,7 +281,7 @@ fn the_command_line_flag_adds_conditions_and_unknown_values_are_refused() {
     let log = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{log}");
     assert!(
-        log.contains("--exit-nonzero-on belong to Actor mode"),
+        log.contains("--exit-nonzero-on belongs to Actor mode") && !log.contains("--notify"),
         "{log}"
     );
 }

@@ -1,6 +1,7 @@
 //! `serve` at its edges: the `Host`/`Origin` check on every route, a declared oversize body
-//! answered before it is read, an unparseable MCP body, `GET /ledgers`, 200 parallel page
-//! loads, and the command line (`serve --help`, Standby mode with `--storage-dir`).
+//! answered before it is read (and a sent one drained, so its client reads the 413), an
+//! unparseable MCP body, `GET /ledgers`, 200 parallel page loads, and the command line
+//! (`serve --help`, Standby mode with `--storage-dir`).
 //!
 //! The ledger is written by a real Actor run against an in-process rmcp server.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code may panic on setup failures
@@ -227,6 +228,57 @@ async fn a_declared_oversize_body_is_refused_before_it_is_read() {
     assert_eq!(response.status().as_u16(), 200);
 }
 
+/// Sends a whole request with a body one byte over the limit, then reads the answer to the
+/// end of the connection. Every write and the read must succeed: the server answers 413
+/// early but reads the body to its end before it closes, so the client never meets a reset.
+async fn sent_oversize(addr: std::net::SocketAddr, path: &str) -> String {
+    let body = vec![b' '; serve::MAX_BODY_BYTES + 1];
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(&body).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        std::io::Result::Ok(answer)
+    };
+    let answer = tokio::time::timeout(ANSWER_DEADLINE, exchange)
+        .await
+        .unwrap_or_else(|_| panic!("{path}: no answer within {ANSWER_DEADLINE:?}"))
+        .unwrap_or_else(|error| panic!("{path}: the oversize request failed: {error}"));
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A client that sends its whole oversize body (as reqwest or curl do) reads the 413, on the
+/// API and on `/mcp`, and the server keeps serving.
+#[tokio::test]
+async fn a_sent_oversize_body_is_drained_so_the_client_reads_the_413() {
+    let fx = fixture(HostPolicy::local()).await;
+    for path in ["/diff", "/mcp"] {
+        let answer = sent_oversize(fx.addr, path).await;
+        assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
+        let (_, body) = answer.split_once("\r\n\r\n").unwrap();
+        let body: Value = serde_json::from_str(body).expect("a JSON body");
+        if path == "/mcp" {
+            assert_eq!(body["error"]["code"], -32600, "{body}");
+        } else {
+            assert_eq!(body["error"], "request_too_large", "{body}");
+        }
+    }
+    let response = http()
+        .post(format!("http://{}/diff", fx.addr))
+        .header("content-type", "application/json")
+        .body(vec![b' '; serve::MAX_BODY_BYTES + 1])
+        .send()
+        .await
+        .expect("reqwest reads the answer");
+    assert_eq!(response.status().as_u16(), 413);
+}
+
 #[tokio::test]
 async fn an_unparseable_mcp_body_is_a_400_parse_error() {
     let fx = fixture(HostPolicy::local()).await;
@@ -385,33 +437,29 @@ fn serve_does_not_offer_the_probe_flags() {
 async fn standby_mode_reads_the_storage_dir_it_is_given() {
     let fx = fixture(HostPolicy::local()).await;
     let elsewhere = tempfile::tempdir().unwrap();
-    let port = support::process::free_port();
-    let child = standby(&fx)
+    let logs = tempfile::tempdir().unwrap();
+    let mut command = standby(&fx);
+    command
         .current_dir(elsewhere.path())
-        .env("ACTOR_STANDBY_PORT", port.to_string())
+        .env("ACTOR_STANDBY_PORT", "0")
+        .env_remove("ACTOR_WEB_SERVER_PORT")
         .env("CRAWLEE_STORAGE_DIR", elsewhere.path())
         .env_remove("APIFY_LOCAL_STORAGE_DIR")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the binary");
-    let _guard = KillOnDrop(child);
-    let client = http();
-    let url = format!("http://127.0.0.1:{port}/ledgers");
-    let mut listed = None;
-    for _ in 0..300 {
-        if let Ok(response) = client.get(&url).send().await {
-            listed = response.json::<Value>().await.ok();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let listed = listed.expect("the Standby server answered");
+        .stdout(Stdio::null());
+    let server = support::process::Serving::spawn(command, &logs.path().join("err"));
+    let url = format!("http://{}/ledgers", server.addr);
+    let response = http()
+        .get(&url)
+        .send()
+        .await
+        .expect("the Standby server answers");
+    let listed: Value = response.json().await.expect("a JSON listing");
     assert_eq!(listed["ledgers"], json!(["DEFAULT"]), "{listed}");
 }
 
 /// The binary started as the platform starts it in Standby mode (locally: not at home), on the
-/// fixture's storage; the caller adds the port and where the output goes.
+/// fixture's storage; the caller adds the port (0: the server picks one and says which) and
+/// where the output goes.
 fn standby(fx: &Fixture) -> Command {
     let mut command = Command::new(BINARY);
     command
@@ -419,18 +467,10 @@ fn standby(fx: &Fixture) -> Command {
         .arg(fx.dir.root())
         .env("APIFY_META_ORIGIN", "STANDBY")
         .env_remove("APIFY_IS_AT_HOME")
+        // The line saying where it serves is logged at info.
+        .env("RUST_LOG", "info")
         .stdin(Stdio::null());
     command
-}
-
-/// Stops the child process this test started, however the test ends.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// On the platform a browser opens the Standby URL with `?token=` (it cannot send an
@@ -443,28 +483,25 @@ async fn pages_carry_the_token_they_were_opened_with_and_nothing_else_shows_it()
     const TOKEN: &str = "apify_api_CANARY0token0TEST";
     let fx = fixture(HostPolicy::local()).await;
     let logs = tempfile::tempdir().unwrap();
-    let port = support::process::free_port();
-    let child = standby(&fx)
-        .env("ACTOR_WEB_SERVER_PORT", port.to_string())
+    let mut command = standby(&fx);
+    command
+        .env("ACTOR_WEB_SERVER_PORT", "0")
         .env_remove("ACTOR_STANDBY_PORT")
         .env("RUST_LOG", "trace")
-        .stdout(std::fs::File::create(logs.path().join("out")).unwrap())
-        .stderr(std::fs::File::create(logs.path().join("err")).unwrap())
-        .spawn()
-        .expect("start the binary");
-    let guard = KillOnDrop(child);
-    let base = format!("http://127.0.0.1:{port}");
+        .stdout(std::fs::File::create(logs.path().join("out")).unwrap());
+    let guard = support::process::Serving::spawn(command, &logs.path().join("err"));
+    let base = format!("http://{}", guard.addr);
     let client = http();
     let page = async |path: &str| {
         let url = format!("{base}{path}");
-        for _ in 0..300 {
-            if let Ok(response) = client.get(&url).header("accept", "text/html").send().await {
-                assert_eq!(response.status().as_u16(), 200, "{url}");
-                return response.text().await.unwrap();
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("{url} never answered");
+        let response = client
+            .get(&url)
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap_or_else(|error| panic!("{url} never answered: {error}"));
+        assert_eq!(response.status().as_u16(), 200, "{url}");
+        response.text().await.unwrap()
     };
     let links = |html: &str| -> Vec<String> {
         html.split("href=\"")

@@ -51,10 +51,17 @@ pub async fn run(args: &HistoryArgs, out: &mut dyn Write) -> Result<(), CliError
         .await
         .map_err(|e| CliError::Runtime(e.to_string()))?;
     let entry = index.entry(&args.server).ok_or_else(|| {
+        let watched: Vec<&str> = index.servers.keys().map(String::as_str).collect();
+        let hint = crate::suggest::did_you_mean(&args.server, watched.iter().copied())
+            .map_or(String::new(), |hint| format!("; {hint}"));
+        let listing = if watched.is_empty() {
+            "it watches no server yet".to_string()
+        } else {
+            format!("it watches: {}", watched.join(", "))
+        };
         CliError::BadInput(format!(
-            "ledger {name:?} has no server {:?}; it watches: {}",
-            args.server,
-            index.servers.keys().cloned().collect::<Vec<_>>().join(", ")
+            "ledger {name:?} has no server {:?}; {listing}{hint}",
+            args.server
         ))
     })?;
     let mut packs = PackReader::default();

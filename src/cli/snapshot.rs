@@ -234,9 +234,10 @@ pub async fn take(url: &str, settings: &ProbeSettings) -> Result<Snapshot, CliEr
         Ok(Err(failure)) => return Err(not_read(&target, &failure)),
         Err(_) => {
             return Err(CliError::Runtime(format!(
-                "{} not read (TIMEOUT): no surface within {}s",
+                "{} not read (TIMEOUT): no surface within {}s; {}",
                 target.key(),
-                defaults.max_server_time.as_secs()
+                defaults.max_server_time.as_secs(),
+                slow_server_hint(&defaults)
             )));
         }
     };
@@ -284,12 +285,28 @@ fn not_read(target: &targets::Target, failure: &mcp::ProbeFailure) -> CliError {
             ReasonCode::AuthRejected.as_str(),
         ));
     }
+    let code = failure.error.reason_code();
+    let hint = match Input::from_value(None) {
+        Ok(defaults) if code == ReasonCode::Timeout => format!("; {}", slow_server_hint(&defaults)),
+        _ => String::new(),
+    };
     CliError::Runtime(format!(
-        "{} not read ({}): {}",
+        "{} not read ({}): {}{hint}",
         target.key(),
-        failure.error.reason_code().as_str(),
+        code.as_str(),
         failure.error
     ))
+}
+
+/// What to do about a server too slow for `snapshot`'s fixed deadlines (the input's defaults).
+fn slow_server_hint(defaults: &Input) -> String {
+    format!(
+        "snapshot waits {} s for each answer and {} s per server; for a slower server, run \
+         the watch with request_timeout_seconds (at most 120) and max_server_seconds (at most \
+         600) raised in its input",
+        defaults.request_timeout.as_secs(),
+        defaults.max_server_time.as_secs()
+    )
 }
 
 /// `snapshot URL`: prints the snapshot as pretty JSON to `out`.

@@ -15,6 +15,7 @@ use crate::diff::ChangeClass;
 use crate::gate::{ExitCondition, FailOn};
 use crate::net::Credential;
 use crate::registry::{self, RegistryQuery};
+use crate::suggest;
 use crate::surface::validity::json_type as type_name;
 
 /// An integer field's name, range and default.
@@ -247,10 +248,17 @@ impl Checker {
                         classes.push(class);
                     }
                 }
-                _ => self.refuse(
-                    "alert_on",
-                    format!("has unknown change class {item}; allowed: {}", allowed()),
-                ),
+                _ => {
+                    let names: Vec<&str> = ChangeClass::ALL.iter().map(|c| c.as_str()).collect();
+                    let hint = match item.as_str() {
+                        Some(typed) => suggest::hint(typed, &names),
+                        None => format!("allowed: {}", allowed()),
+                    };
+                    self.refuse(
+                        "alert_on",
+                        format!("has unknown change class {item}; {hint}"),
+                    );
+                }
             }
         }
         classes
@@ -281,13 +289,14 @@ impl Checker {
                         conditions.push(condition);
                     }
                 }
-                _ => self.refuse(
-                    FIELD,
-                    format!(
-                        "has unknown condition {item}; allowed: {}",
-                        ExitCondition::allowed()
-                    ),
-                ),
+                _ => {
+                    let names = ExitCondition::ALL.map(ExitCondition::as_str);
+                    let hint = match item.as_str() {
+                        Some(typed) => suggest::hint(typed, &names),
+                        None => format!("allowed: {}", ExitCondition::allowed()),
+                    };
+                    self.refuse(FIELD, format!("has unknown condition {item}; {hint}"));
+                }
             }
         }
         conditions
@@ -375,10 +384,11 @@ impl Checker {
             }
         };
         for key in object.keys() {
-            if !["search", "limit", "base_url"].contains(&key.as_str()) {
+            const KNOWN: [&str; 3] = ["search", "limit", "base_url"];
+            if !KNOWN.contains(&key.as_str()) {
                 self.refuse(
                     &format!("{FIELD}.{key}"),
-                    "is not a known field; known fields: search, limit, base_url",
+                    format!("is not a known field; {}", suggest::hint(key, &KNOWN)),
                 );
             }
         }
@@ -467,9 +477,12 @@ impl Checker {
         match map.get("fail_on") {
             None | Some(Value::Null) => FailOn::Never,
             Some(Value::String(s)) => FailOn::from_str(s).unwrap_or_else(|_| {
+                let levels = ["breaking", "high", "medium", "any", "never"];
+                let hint = suggest::did_you_mean(s, levels)
+                    .map_or(String::new(), |hint| format!("; {hint}"));
                 self.refuse(
                     "fail_on",
-                    format!("must be one of breaking, high, medium, any, never (got {s:?})"),
+                    format!("must be one of breaking, high, medium, any, never (got {s:?}){hint}"),
                 );
                 FailOn::Never
             }),
@@ -515,12 +528,11 @@ pub(super) fn credential_entry(item: &Value) -> Result<Credential, String> {
             type_name(item)
         ));
     };
-    if let Some(key) = object
-        .keys()
-        .find(|k| !["origin", "header", "value"].contains(&k.as_str()))
-    {
+    const KNOWN: [&str; 3] = ["origin", "header", "value"];
+    if let Some(key) = object.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(format!(
-            "has unknown field {key:?}; known fields: origin, header, value"
+            "has unknown field {key:?}; {}",
+            suggest::hint(key, &KNOWN)
         ));
     }
     let text = |key: &str| object.get(key).and_then(Value::as_str);

@@ -17,6 +17,7 @@ use crate::diff::ChangeClass;
 use crate::gate::{ExitCondition, FailOn};
 use crate::net::Credential;
 use crate::registry::RegistryQuery;
+use crate::suggest;
 use crate::surface::validity::json_type as type_name;
 use checker::{
     CONCURRENCY, Checker, HISTORY_RETENTION_DAYS, MAX_REDIRECTS, MAX_RESPONSE_BYTES,
@@ -109,25 +110,63 @@ pub struct FieldProblem {
     pub problem: String,
 }
 
+/// The field name of a problem with the input as a whole (not one of its fields).
+pub const WHOLE_INPUT: &str = "(input)";
+
 /// The input was refused. Lists every bad field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid input: {}", render_problems(.problems))]
+#[error("invalid input{}: {}", render_file(.file), render_problems(.problems, .file))]
 pub struct InputError {
     /// Every problem found, in field order.
     pub problems: Vec<FieldProblem>,
+    /// Where the input was read from when not from the stored INPUT record (`--input FILE`:
+    /// the file, or standard input), named in the message.
+    pub file: Option<String>,
 }
 
 impl InputError {
+    /// Refuses the input for these problems.
+    pub fn new(problems: Vec<FieldProblem>) -> InputError {
+        InputError {
+            problems,
+            file: None,
+        }
+    }
+
+    /// Refuses the input as a whole ([`WHOLE_INPUT`]) for `problem`.
+    pub fn whole(problem: impl Into<String>) -> InputError {
+        InputError::new(vec![FieldProblem {
+            field: WHOLE_INPUT.to_string(),
+            problem: problem.into(),
+        }])
+    }
+
+    /// The same refusal, naming the file the input was read from.
+    pub fn in_file(self, file: impl Into<String>) -> InputError {
+        InputError {
+            file: Some(file.into()),
+            ..self
+        }
+    }
+
     /// The names of the bad fields, e.g. for a status message.
     pub fn fields(&self) -> Vec<&str> {
         self.problems.iter().map(|p| p.field.as_str()).collect()
     }
 }
 
-fn render_problems(problems: &[FieldProblem]) -> String {
+fn render_file(file: &Option<String>) -> String {
+    file.as_ref()
+        .map_or(String::new(), |file| format!(" in {file}"))
+}
+
+fn render_problems(problems: &[FieldProblem], file: &Option<String>) -> String {
     problems
         .iter()
-        .map(|p| format!("`{}` {}", p.field, p.problem))
+        .map(|p| match file {
+            Some(_) if p.field == WHOLE_INPUT => format!("it {}", p.problem),
+            _ => format!("`{}` {}", p.field, p.problem),
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -177,12 +216,10 @@ impl Input {
             None | Some(Value::Null) => &empty,
             Some(Value::Object(map)) => map,
             Some(other) => {
-                return Err(InputError {
-                    problems: vec![FieldProblem {
-                        field: "(input)".to_string(),
-                        problem: format!("must be a JSON object (got {})", type_name(other)),
-                    }],
-                });
+                return Err(InputError::whole(format!(
+                    "must be a JSON object (got {})",
+                    type_name(other)
+                )));
             }
         };
         let mut check = Checker::default();
@@ -191,8 +228,8 @@ impl Input {
                 check.refuse(
                     key,
                     format!(
-                        "is not a known field; known fields: {}",
-                        KNOWN_FIELDS.join(", ")
+                        "is not a known field; {}",
+                        suggest::hint(key, &KNOWN_FIELDS)
                     ),
                 );
             }
@@ -225,9 +262,7 @@ impl Input {
         if check.problems.is_empty() {
             Ok(input)
         } else {
-            Err(InputError {
-                problems: check.problems,
-            })
+            Err(InputError::new(check.problems))
         }
     }
 
@@ -236,22 +271,18 @@ impl Input {
         // An empty record is most likely a mistake (a file truncated, an editor that saved
         // nothing): it is refused, not read as "every default".
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(InputError {
-                problems: vec![FieldProblem {
-                    field: "(input)".to_string(),
-                    problem: format!(
-                        "is empty ({} bytes): write {{}} to use every default (the four example \
-                         servers), or a JSON object such as {{\"servers\": [\"https://example.com/mcp\"]}}",
-                        bytes.len()
-                    ),
-                }],
-            });
+            return Err(InputError::whole(format!(
+                "is empty ({} bytes): write {{}} to use every default (the four example \
+                 servers), or a JSON object such as {{\"servers\": [\"https://example.com/mcp\"]}}",
+                bytes.len()
+            )));
         }
-        let value: Value = serde_json::from_slice(bytes).map_err(|e| InputError {
-            problems: vec![FieldProblem {
-                field: "(input)".to_string(),
-                problem: format!("is not valid JSON: {e}"),
-            }],
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            InputError::whole(format!(
+                "is not valid JSON ({e}): the input is read as JSON only (not YAML, TOML or \
+                 JSON with comments); write it as one JSON object such as \
+                 {{\"servers\": [\"https://example.com/mcp\"]}}"
+            ))
         })?;
         Input::from_value(Some(&value))
     }
@@ -467,6 +498,54 @@ mod tests {
             let input = Input::from_value(Some(&json!({"ledger_name": name}))).unwrap();
             assert_eq!(input.ledger_name, name);
         }
+    }
+
+    #[test]
+    fn a_misspelt_field_or_value_gets_the_nearest_name_instead_of_every_one() {
+        let err = Input::from_value(Some(&json!({
+            "server": ["https://a.example/mcp"],
+            "alert_on": ["tool_add"],
+            "exit_nonzero_on": ["nothing_red"],
+            "fail_on": "breakng",
+            "registry": {"serach": "x"},
+        })))
+        .unwrap_err();
+        let text = err.to_string();
+        for expected in [
+            "`server` is not a known field; did you mean `servers`?",
+            "unknown change class \"tool_add\"; did you mean `tool_added`?",
+            "unknown condition \"nothing_red\"; did you mean `nothing_read`?",
+            "(got \"breakng\"); did you mean `breaking`?",
+            "`registry.serach` is not a known field; did you mean `search`?",
+        ] {
+            assert!(text.contains(expected), "{expected}: {text}");
+        }
+        assert!(!text.contains("history_retention_days"), "{text}");
+        // Nothing close: every allowed name is listed.
+        let err = Input::from_value(Some(&json!({"colour": 1}))).unwrap_err();
+        assert!(
+            err.to_string().contains("allowed: servers, ledger_name"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_input_file_is_named_and_said_to_be_read_as_json_only() {
+        let err = Input::from_bytes(b"servers:\n  - https://a.example/mcp\n").unwrap_err();
+        assert_eq!(err.fields(), [WHOLE_INPUT]);
+        let text = err.clone().in_file("watch.yaml").to_string();
+        assert!(
+            text.starts_with("invalid input in watch.yaml: it is not valid JSON"),
+            "{text}"
+        );
+        assert!(text.contains("JSON only (not YAML"), "{text}");
+        assert!(
+            err.to_string().contains("`(input)` is not valid JSON"),
+            "{err}"
+        );
+        let err = Input::from_value(Some(&json!({"server": []}))).unwrap_err();
+        let text = err.in_file("watch.json").to_string();
+        assert!(text.contains("in watch.json: `server` is not"), "{text}");
     }
 
     #[test]

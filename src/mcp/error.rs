@@ -37,7 +37,7 @@ pub enum ProbeError {
         message: String,
     },
     /// The body was not the JSON-RPC message the protocol requires.
-    #[error("not a JSON-RPC answer: {0}")]
+    #[error("not a JSON-RPC answer: {0}{hint}", hint = page_hint(.0))]
     NotJson(String),
     /// The handshake worked but `tools/list` failed; carries the cause.
     #[error("tools/list failed: {0}")]
@@ -59,6 +59,15 @@ fn endpoint_hint(status: u16) -> &'static str {
             ": is this the MCP endpoint? (it is usually the path /mcp, e.g. https://example.com/mcp, not the site root or a docs page)"
         }
         _ => "",
+    }
+}
+
+/// What an HTML answer (a web page where the MCP endpoint was expected) most often means.
+fn page_hint(why: &str) -> &'static str {
+    if why.contains("text/html") {
+        endpoint_hint(404)
+    } else {
+        ""
     }
 }
 

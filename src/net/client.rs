@@ -414,10 +414,27 @@ pub(crate) fn classify(error: reqwest::Error, timeout: Duration) -> NetError {
     if error.is_timeout() {
         NetError::Timeout(timeout)
     } else if error.is_connect() {
-        NetError::Connect(text)
+        let refused = find_source::<std::io::Error>(&error)
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+        match error.url().filter(|_| refused) {
+            Some(url) => NetError::Connect(refused_connection(url)),
+            None => NetError::Connect(text),
+        }
     } else {
         NetError::Other(text)
     }
+}
+
+/// What to say when the server's machine refused the connection: nothing listens there.
+fn refused_connection(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("the server");
+    let port = url
+        .port_or_known_default()
+        .map_or(String::new(), |p| format!(":{p}"));
+    format!(
+        "{host}{port} refused the connection (nothing listens there): check the URL's host and \
+         port, and that the server is running"
+    )
 }
 
 /// The first error of type `T` in the `source()` chain of `error`.

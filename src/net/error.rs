@@ -15,7 +15,10 @@ pub enum NetError {
     #[error("request timed out after {0:?}")]
     Timeout(Duration),
     /// The host name did not resolve.
-    #[error("could not resolve host: {0}")]
+    #[error(
+        "could not resolve the host name: {0}; check its spelling in the URL (and that this \
+         machine can resolve names)"
+    )]
     Dns(String),
     /// The connection (TCP or TLS) could not be made.
     #[error("could not connect: {0}")]

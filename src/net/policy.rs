@@ -314,7 +314,12 @@ pub enum Blocked {
     #[error("refused URL scheme \"{0}\": only http and https are allowed")]
     Scheme(String),
     /// The URL carries a user name or password.
-    #[error("refused URL with credentials: target URLs may not carry a user name or password")]
+    #[error(
+        "refused URL with credentials: target URLs may not carry a user name or password; \
+         give the server a credential as a header instead: server_credentials in the input \
+         ({{\"origin\", \"header\", \"value\"}}, e.g. Authorization: Basic …), or --header \
+         (--header-file) with snapshot and diff"
+    )]
     Credentials,
     /// The URL has no host.
     #[error("refused URL without a host")]

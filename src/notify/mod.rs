@@ -189,7 +189,7 @@ fn destination(item: &Value) -> Result<Destination, Vec<(String, String)>> {
         if !KEYS.contains(&key.as_str()) {
             problems.push((
                 key.clone(),
-                format!("is not a known key; known keys: {}", KEYS.join(", ")),
+                format!("is not a known key; {}", crate::suggest::hint(key, &KEYS)),
             ));
         }
     }
@@ -204,10 +204,8 @@ fn destination(item: &Value) -> Result<Destination, Vec<(String, String)>> {
         Some(_) => None,
     };
     if format.is_none() {
-        problems.push((
-            "format".into(),
-            "must be one of webhook, slack, discord".into(),
-        ));
+        let problem = one_of(map.get("format"), &["webhook", "slack", "discord"]);
+        problems.push(("format".into(), problem));
     }
     let url = url_of(map)
         .map_err(|p| problems.push(("url".into(), p)))
@@ -245,11 +243,9 @@ fn destination(item: &Value) -> Result<Destination, Vec<(String, String)>> {
         Some(Value::String(s)) if s == "low" => Severity::Low,
         Some(Value::String(s)) if s == "medium" => Severity::Medium,
         Some(Value::String(s)) if s == "high" => Severity::High,
-        Some(_) => {
-            problems.push((
-                "min_severity".into(),
-                "must be one of low, medium, high".into(),
-            ));
+        Some(other) => {
+            let problem = one_of(Some(other), &["low", "medium", "high"]);
+            problems.push(("min_severity".into(), problem));
             Severity::Low
         }
     };
@@ -287,6 +283,21 @@ fn destination(item: &Value) -> Result<Destination, Vec<(String, String)>> {
     }
 }
 
+/// What is wrong with `got` for a key that takes one of `allowed`: the allowed values, what
+/// was given, and the nearest allowed value when one is close enough to be a typo.
+fn one_of(got: Option<&Value>, allowed: &[&str]) -> String {
+    let rule = format!("must be one of {}", allowed.join(", "));
+    match got {
+        Some(Value::String(text)) => {
+            let hint = crate::suggest::did_you_mean(text, allowed.iter().copied())
+                .map_or(String::new(), |hint| format!("; {hint}"));
+            format!("{rule} (got {text:?}){hint}")
+        }
+        Some(other) => format!("{rule} (got {})", type_name(other)),
+        None => rule,
+    }
+}
+
 /// The URL of an entry: http or https, with a host, without credentials. Never quoted.
 fn url_of(map: &Map<String, Value>) -> Result<Url, String> {
     let rule = "must be an http(s) URL with a host and without a user name or password";
@@ -312,10 +323,14 @@ fn classes_of(map: &Map<String, Value>) -> Result<Vec<ChangeClass>, String> {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|item| {
-                item.as_str()
-                    .and_then(|s| s.parse::<ChangeClass>().ok())
-                    .ok_or_else(|| rule.clone())
+            .map(|item| match item.as_str() {
+                Some(text) => text.parse::<ChangeClass>().map_err(|_| {
+                    format!(
+                        "has unknown change class {text:?}; {}",
+                        crate::suggest::hint(text, &names)
+                    )
+                }),
+                None => Err(format!("{rule} (got {})", type_name(item))),
             })
             .collect(),
         Some(_) => Err(rule),

@@ -103,15 +103,30 @@ fn every_bad_key_is_named_and_no_problem_quotes_a_url_or_secret() {
         (
             json!([{"url": canary_url, "format": "teams"}]),
             "notify[0].format",
-            "one of",
+            "(got \"teams\")",
         ),
         (
             json!([{"url": canary_url, "format": "slack", "min_severity": "urgent"}]),
             "notify[0].min_severity",
-            "one of",
+            "one of low, medium, high (got \"urgent\")",
+        ),
+        (
+            json!([{"url": canary_url, "format": "slak"}]),
+            "notify[0].format",
+            "did you mean `slack`?",
         ),
         (
             json!([{"url": canary_url, "format": "slack", "classes": ["tool_added", "nope"]}]),
+            "notify[0].classes",
+            "unknown change class \"nope\"",
+        ),
+        (
+            json!([{"url": canary_url, "format": "slack", "classes": ["tool_add"]}]),
+            "notify[0].classes",
+            "did you mean `tool_added`?",
+        ),
+        (
+            json!([{"url": canary_url, "format": "slack", "classes": [3]}]),
             "notify[0].classes",
             "change classes",
         ),

@@ -233,12 +233,24 @@ impl Charging {
             max_total: source.max_total,
             counts: source.counts,
         };
-        tracing::info!(
-            pay_per_event,
-            dry_run = matches!(sink, Sink::DryRun),
-            max_total_charge_usd = ?book.max_total.map(|usd| usd.to_string()),
-            "charging set up"
-        );
+        // A local run's dry run charges nothing: said at debug level only, so the default
+        // log of a local run carries no billing lines.
+        let max_total_charge_usd = book.max_total.map(|usd| usd.to_string());
+        if matches!(sink, Sink::DryRun) {
+            tracing::debug!(
+                pay_per_event,
+                dry_run = true,
+                ?max_total_charge_usd,
+                "charging set up"
+            );
+        } else {
+            tracing::info!(
+                pay_per_event,
+                dry_run = false,
+                ?max_total_charge_usd,
+                "charging set up"
+            );
+        }
         Ok(Charging::with(book, sink))
     }
 

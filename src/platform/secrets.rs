@@ -264,14 +264,10 @@ pub fn decrypt_input(bytes: &[u8], secrets: &InputSecrets) -> Result<Vec<u8>, In
     }
     let problems = open_fields(&mut map, &sealed_fields, &secrets.load());
     if !problems.is_empty() {
-        return Err(InputError { problems });
+        return Err(InputError::new(problems));
     }
-    serde_json::to_vec(&Value::Object(map)).map_err(|_| InputError {
-        problems: vec![FieldProblem {
-            field: "(input)".to_string(),
-            problem: "could not be rebuilt after decrypting its secret fields".to_string(),
-        }],
-    })
+    serde_json::to_vec(&Value::Object(map))
+        .map_err(|_| InputError::whole("could not be rebuilt after decrypting its secret fields"))
 }
 
 /// Opens each named field in place; returns one problem per field that could not be opened.

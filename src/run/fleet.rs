@@ -42,30 +42,24 @@ async fn read_input_as_given(
         None => match storage.get_record(Store::Default, &options.input_key).await {
             Ok(record) => record.map(|r| r.bytes),
             Err(error) => {
-                return Err(InputError {
-                    problems: vec![crate::input::FieldProblem {
-                        field: "(input)".to_string(),
-                        problem: format!("could not be read: {error}"),
-                    }],
-                });
+                return Err(InputError::whole(format!("could not be read: {error}")));
             }
         },
     };
     if let Some(bytes) = bytes.as_ref().filter(|b| b.len() > MAX_INPUT_BYTES) {
-        return Err(InputError {
-            problems: vec![crate::input::FieldProblem {
-                field: "(input)".to_string(),
-                problem: format!(
-                    "is {} bytes, more than the {MAX_INPUT_BYTES} an input may be",
-                    bytes.len()
-                ),
-            }],
-        });
+        return Err(InputError::whole(format!(
+            "is {} bytes, more than the {MAX_INPUT_BYTES} an input may be",
+            bytes.len()
+        )));
     }
     match bytes {
         Some(bytes) => {
-            let input =
-                Input::from_bytes(&secrets::decrypt_input(&bytes, &options.input_secrets)?)?;
+            let input = secrets::decrypt_input(&bytes, &options.input_secrets)
+                .and_then(|bytes| Input::from_bytes(&bytes))
+                .map_err(|error| match &options.input_file {
+                    Some(file) => error.in_file(file.clone()),
+                    None => error,
+                })?;
             // Valid input is a JSON object (or blank, which means every default).
             let raw = serde_json::from_slice(&bytes).unwrap_or(Value::Object(Default::default()));
             log_example_servers(&raw);

@@ -74,6 +74,9 @@ pub struct RunOptions {
     pub input_key: String,
     /// INPUT bytes given on the command line, replacing the stored record.
     pub input_override: Option<Vec<u8>>,
+    /// Where `input_override` was read from (a file's path, or standard input), named in
+    /// the message when the input is refused.
+    pub input_file: Option<String>,
     /// Operator override: loopback and private targets may be contacted.
     pub allow_private_targets: bool,
     /// Test and diagnosis aid: speak only this protocol era.

@@ -78,8 +78,19 @@ pub(super) async fn record_outcome<S: Storage>(
             return Ok(record_auth_required(ctx, payer, view, *failure).await);
         }
         Probed::Failed(failure) => {
-            row.reason_code = Some(failure.error.reason_code());
-            row.error = Some(failure.error.to_string());
+            let code = failure.error.reason_code();
+            row.reason_code = Some(code);
+            row.error = Some(if code == ReasonCode::Timeout {
+                format!(
+                    "{}: the server sent no answer within request_timeout_seconds ({} s); if \
+                     it is slow rather than hung, raise request_timeout_seconds in the input \
+                     (at most 120)",
+                    failure.error,
+                    input.request_timeout.as_secs()
+                )
+            } else {
+                failure.error.to_string()
+            });
             row.http_status = failure.http_status;
             row.bytes_read = failure.bytes_read;
             row.final_url = failure.final_url.map(|u| u.to_string());
@@ -88,7 +99,8 @@ pub(super) async fn record_outcome<S: Storage>(
         Probed::TimedOut => ServerRow {
             reason_code: Some(ReasonCode::Timeout),
             error: Some(format!(
-                "the server was not read within max_server_seconds ({}s)",
+                "the server was not read within max_server_seconds ({}s); if it is slow \
+                 rather than hung, raise max_server_seconds in the input (at most 600)",
                 input.max_server_time.as_secs()
             )),
             ..row

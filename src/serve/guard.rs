@@ -9,15 +9,20 @@
 //!
 //! A request that declares a body larger than [`super::MAX_BODY_BYTES`] in `Content-Length`
 //! is answered 413 before any of its body is read, so a client cannot hold a connection open
-//! by announcing a body it never sends.
+//! by announcing a body it never sends. The body a client does send is then read and thrown
+//! away in the background (at most [`DRAIN_BYTES`], for at most [`DRAIN_DEADLINE`]) before
+//! the connection closes: closing a socket with unread bytes resets it, and a client still
+//! writing would see that reset (a broken pipe) instead of the 413 it was sent.
 
 use std::any::Any;
+use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use serde_json::json;
 
 use super::error::ServeError;
@@ -25,12 +30,20 @@ use super::error::ServeError;
 /// How much of a plain-text error body is kept as the message.
 const MAX_MESSAGE_BYTES: usize = 4096;
 
+/// The most of a refused oversize body that is read and thrown away after the 413 is sent.
+/// A larger declared body is not read at all (its sender sees the connection close).
+pub const DRAIN_BYTES: u64 = 8 * super::MAX_BODY_BYTES as u64;
+
+/// How long a refused oversize body is read at most after the 413 is sent.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
+
 /// JSON-RPC "Parse error".
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "Invalid Request".
 const INVALID_REQUEST: i64 = -32600;
 
-/// Middleware for every route: refuses a declared oversize body (413) before reading it.
+/// Middleware for every route: refuses a declared oversize body (413) before reading it, then
+/// drains what the client sends of it (see the module documentation).
 pub async fn declared_size(request: Request, next: Next) -> Response {
     let declared = request
         .headers()
@@ -51,10 +64,29 @@ pub async fn declared_size(request: Request, next: Next) -> Response {
             response
                 .headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            if length <= DRAIN_BYTES {
+                tokio::spawn(drain(request.into_body()));
+            }
             response
         }
         _ => next.run(request).await,
     }
+}
+
+/// Reads `body` to its end and throws it away, stopping after [`DRAIN_BYTES`] or
+/// [`DRAIN_DEADLINE`]; the connection closes once the body is dropped.
+async fn drain(body: Body) {
+    let mut chunks = body.into_data_stream();
+    let mut read: u64 = 0;
+    let _ = tokio::time::timeout(DRAIN_DEADLINE, async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            read = read.saturating_add(chunk.len() as u64);
+            if read > DRAIN_BYTES {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 /// Middleware for `/mcp`: rewrites a non-JSON error answer as a JSON-RPC error object.

@@ -201,7 +201,16 @@ pub async fn run(args: ServeArgs) -> i32 {
     let listener = match listen(SocketAddr::new(host, port)) {
         Ok(listener) => listener,
         Err(error) => {
-            tracing::error!("cannot listen on {host}:{port}: {error}");
+            let hint = if error.kind() == std::io::ErrorKind::AddrInUse {
+                format!(
+                    ": another program already listens on port {port} (a `serve` started \
+                     earlier?); stop it, or choose another port with --port N (--port 0 picks \
+                     a free one)"
+                )
+            } else {
+                String::new()
+            };
+            tracing::error!("cannot listen on {host}:{port}: {error}{hint}");
             return EXIT_RUNTIME;
         }
     };

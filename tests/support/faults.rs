@@ -41,9 +41,10 @@ pub fn url(path: &str) -> Url {
     Url::parse(&format!("http://{}{path}", server())).expect("fault url")
 }
 
-/// A loopback URL where nothing listens (the port was free a moment ago).
+/// A loopback URL where nothing listens: a port this process holds and never listens on, so
+/// no other process can start listening there.
 pub fn refused_url() -> Url {
-    let port = super::process::free_port();
+    let port = super::process::closed_port();
     Url::parse(&format!("http://127.0.0.1:{port}/mcp")).expect("refused url")
 }
 

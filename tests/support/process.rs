@@ -150,6 +150,8 @@ pub fn spawn_on_port(
 }
 
 /// A port that was free a moment ago (for peers that cannot bind port 0 and report it).
+/// Another process may take it before the peer binds it: prefer [`spawn_serving`] for the
+/// binary's own server and [`closed_port`] for a port where nothing may listen.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
@@ -170,4 +172,88 @@ fn wait_listening(name: &str, peer: &PeerProcess) {
         "{name} is not listening on {addr}; see {}",
         peer.log.display()
     );
+}
+
+/// A loopback port where nothing listens, for "connection refused": bound by this test
+/// process and never listened on, for as long as the process lives, so a connection to it is
+/// refused and no other process can take the port in the meantime.
+pub fn closed_port() -> u16 {
+    static HELD: std::sync::OnceLock<(tokio::net::TcpSocket, u16)> = std::sync::OnceLock::new();
+    HELD.get_or_init(|| {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+        socket
+            .bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .expect("bind 127.0.0.1:0");
+        let port = socket.local_addr().expect("the bound port").port();
+        (socket, port)
+    })
+    .1
+}
+
+/// The binary serving (`serve --port 0`, or a Standby start with its port variable set to
+/// 0), with the address it announced. No port is picked before the server binds it, so no
+/// other process can take it in between. Everything the server prints on standard error is
+/// copied to `log`; dropping the value stops the server and finishes that copy.
+pub struct Serving {
+    child: Child,
+    copier: Option<std::thread::JoinHandle<()>>,
+    /// Where the server listens.
+    pub addr: SocketAddr,
+}
+
+impl Serving {
+    /// Starts `command` (its standard error is taken over) and waits for the line saying
+    /// where it serves.
+    pub fn spawn(mut command: Command, log: &Path) -> Serving {
+        use std::io::Write;
+        let mut file = std::fs::File::create(log).expect("create the server log");
+        let mut child = command
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the binary");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = mpsc::channel();
+        let copier = std::thread::spawn(move || {
+            let mut announced = Some(tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let _ = writeln!(file, "{line}");
+                if let Some(addr) = served_address(&line)
+                    && let Some(tx) = announced.take()
+                {
+                    let _ = tx.send(addr);
+                }
+            }
+        });
+        let mut serving = Serving {
+            child,
+            copier: Some(copier),
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        match rx.recv_timeout(START_TIMEOUT) {
+            Ok(addr) => serving.addr = addr,
+            Err(_) => {
+                drop(serving);
+                let printed = std::fs::read_to_string(log).unwrap_or_default();
+                panic!("the server did not say where it listens: {printed}");
+            }
+        }
+        serving
+    }
+}
+
+/// The address in the binary's "serving the ledger read-only on http://ADDR" line.
+fn served_address(line: &str) -> Option<SocketAddr> {
+    let (_, rest) = line.split_once("serving the ledger read-only on http://")?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(copier) = self.copier.take() {
+            let _ = copier.join();
+        }
+    }
 }

@@ -316,8 +316,23 @@ async fn check_surfaces(
 fn read_heads(path: &Path, ledger_name: &str) -> Result<Vec<Witness>, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::BadInput(format!("cannot read {}: {e}", path.display())))?;
+    refuse_empty_heads(path, &text)?;
     parse_heads(&text, ledger_name)
         .map_err(|e| CliError::BadInput(format!("heads file {}: {e}", path.display())))
+}
+
+/// An empty heads file is most often an export that found nothing: says where heads go.
+fn refuse_empty_heads(path: &Path, text: &str) -> Result<(), CliError> {
+    if text.trim().is_empty() {
+        return Err(CliError::BadInput(format!(
+            "heads file {} is empty: no run's summary row reached it. If the runs log their \
+             heads to syslog, check that it received them (`journalctl -t mcp-ledger-head` \
+             lists them) and export them again with `journalctl -t mcp-ledger-head -o cat > \
+             heads.jsonl`; otherwise the rows are in each run's OUTPUT record or dataset",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Where the witnessed heads come from.
@@ -349,24 +364,33 @@ fn heads_from(args: &VerifyArgs, ledger: &str, env: &PlatformEnv) -> Result<Head
     Ok(HeadsFrom::Runs(Box::new(runs), actor_id))
 }
 
-/// The ledger to verify: the one asked for; without one, `DEFAULT` when the store has it,
-/// else the store's only ledger (said on standard error). With several and no `DEFAULT`, or
-/// none, the error lists them (exit 2).
+/// The ledger to read: the one asked for, when the store has it; without one, `DEFAULT` when
+/// the store has it, else the store's only ledger (said on standard error). Otherwise the
+/// error lists the store's ledgers, with the nearest name to a misspelt one (exit 2).
 pub async fn resolve_ledger(
     storage: &impl Storage,
     asked: Option<&str>,
 ) -> Result<String, CliError> {
-    if let Some(name) = asked {
-        return Ok(name.to_string());
-    }
     let names = ledger_names(storage).await?;
+    if let Some(name) = asked {
+        if names.iter().any(|known| known == name) {
+            return Ok(name.to_string());
+        }
+        let hint = crate::suggest::did_you_mean(name, names.iter().map(String::as_str))
+            .map_or(String::new(), |hint| format!("; {hint}"));
+        return Err(CliError::BadInput(format!(
+            "no ledger {name:?} in store {}; {}{hint}",
+            crate::platform::LEDGER_STORE_NAME,
+            choices(&names)
+        )));
+    }
     if names.iter().any(|name| name == DEFAULT_LEDGER) {
         return Ok(DEFAULT_LEDGER.to_string());
     }
     match names.as_slice() {
         [only] => {
             tracing::info!(
-                "no --ledger given and no ledger {DEFAULT_LEDGER:?}: verifying the store's only ledger, {only:?}"
+                "no --ledger given and no ledger {DEFAULT_LEDGER:?}: using the store's only ledger, {only:?}"
             );
             Ok(only.clone())
         }
@@ -402,6 +426,12 @@ fn choices(names: &[String]) -> String {
 pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<Verdict, CliError> {
     if let Some(key) = &args.public_key {
         chain::parse_public_key(key).map_err(CliError::BadInput)?;
+    }
+    if let Some(path) = &args.heads
+        && let Ok(text) = std::fs::read_to_string(path)
+    {
+        // Before the ledger is looked for: the file's problem is the one to fix first.
+        refuse_empty_heads(path, &text)?;
     }
     let env = PlatformEnv::from_env().map_err(|e| CliError::BadInput(e.to_string()))?;
     let storage = Backend::open(&env, args.storage_dir.clone()).map_err(CliError::Runtime)?;
