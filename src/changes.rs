@@ -126,13 +126,18 @@ fn raised(severity: Severity) -> Severity {
 /// Assessments of the tools of `surface` whose definition differs in `other` (or is absent
 /// there), by name. Unchanged tools cannot gain anything, so they are not assessed.
 fn assessments<'a>(surface: &'a Surface, other: &Surface) -> BTreeMap<&'a str, ToolAssessment> {
-    let mut cache = risk::ScanCache::default();
+    let mut cache = scan_cache(surface);
     surface
         .tools
         .iter()
         .filter(|t| other.tool(&t.name).is_none_or(|o| o.raw != t.raw))
         .map(|t| (t.name.as_str(), risk::assess_tool_with(&mut cache, &t.raw)))
         .collect()
+}
+
+/// The scan cache of `surface`: its tools, prompts and parameters are the server's own names.
+fn scan_cache(surface: &Surface) -> risk::ScanCache {
+    risk::declared::cache_for(surface.tools.iter().map(|t| &t.raw), &surface.declared)
 }
 
 /// One `capability_added` record per gained capability of a tool present on both sides.
@@ -207,7 +212,7 @@ fn marker_changes(old: &Surface, new: &Surface) -> Vec<Change> {
         s.identity
             .instructions
             .as_deref()
-            .map(risk::scan_server_instructions)
+            .map(|text| scan_cache(s).scan_instructions(text))
             .unwrap_or_default()
     };
     changes.extend(marker_rows(
@@ -215,8 +220,8 @@ fn marker_changes(old: &Surface, new: &Surface) -> Vec<Change> {
         risk::markers_gained(&scan(old), &scan(new)),
     ));
     let (was, now) = (
-        risk::declared::scan_changed(&old.declared, &new.declared),
-        risk::declared::scan_changed(&new.declared, &old.declared),
+        risk::declared::scan_changed(&mut scan_cache(old), &old.declared, &new.declared),
+        risk::declared::scan_changed(&mut scan_cache(new), &new.declared, &old.declared),
     );
     changes.extend(marker_rows(None, risk::markers_gained(&was, &now)));
     changes

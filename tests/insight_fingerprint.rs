@@ -16,9 +16,9 @@ use mcp_surface_ledger::surface::{Declared, ListRead, ServerIdentity, Surface, s
 use serde_json::{Value, json};
 
 /// The revision the fingerprints below were recorded with.
-const RECORDED_REVISION: u32 = 3;
+const RECORDED_REVISION: u32 = 4;
 const HOSTILE_FINGERPRINT: &str =
-    "e4f411468605524682dc8c2951b8e399109b466b87ac5ed43ec1b799243fee45";
+    "15acd484083b2010eef91cdbe9fec9c9c9176cc9ab6f229923f7f0a26fa78769";
 const FIXTURE_FINGERPRINT: &str =
     "50731fe1839d46db656b6ef87acf16800708fc173dbf8649115770c8179da7b9";
 

@@ -554,7 +554,10 @@ mod tests {
         );
         assert_eq!(changes[2].old_value, Some(json!({"name": "b"})));
         assert_eq!(changes[2].compatibility, Some(Compatibility::Breaking));
-        assert_eq!(changes[3].compatibility, None, "an addition breaks no caller");
+        assert_eq!(
+            changes[3].compatibility, None,
+            "an addition breaks no caller"
+        );
         assert_eq!(
             changes[3].new_value_hash,
             Some(hash_value(&json!({"name": "c"})))

@@ -71,7 +71,7 @@ impl ToolSummary {
 /// when it was computed at this revision: bump it whenever a code change can alter any summary
 /// (hashes, hints, capabilities, risk, findings). `tests/insight_fingerprint.rs` fails until
 /// that is done.
-pub const INSIGHT_REVISION: u32 = 3;
+pub const INSIGHT_REVISION: u32 = 4;
 
 /// What a server row says of a surface beyond its digests: the per-tool summaries, the
 /// server's declared risk, capability → tool names, and the findings in its prompts, resources
@@ -164,7 +164,8 @@ pub fn summarize_tools(surface: &Surface) -> ToolSummaries {
 /// [`summarize_tools`] with the tools' digests already computed (in the surface's order), as
 /// a run has them from the pass that gave the surface's digest.
 pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> ToolSummaries {
-    let mut cache = risk::ScanCache::default();
+    let mut cache =
+        risk::declared::cache_for(surface.tools.iter().map(|t| &t.raw), &surface.declared);
     let assessed: Vec<(&Tool, ToolAssessment)> = surface
         .tools
         .iter()
@@ -179,11 +180,7 @@ pub fn summarize_tools_with(surface: &Surface, digests: Vec<ToolDigests>) -> Too
         .identity
         .instructions
         .as_deref()
-        .is_some_and(|text| {
-            risk::scan_server_instructions(text)
-                .iter()
-                .any(Finding::is_marker)
-        });
+        .is_some_and(|text| cache.scan_instructions(text).iter().any(Finding::is_marker));
     let declared_findings = risk::declared::scan_all_with(&mut cache, &surface.declared);
     let poisoned_declared = declared_findings.iter().any(Finding::is_marker);
     let server_risk = if poisoned_instructions || poisoned_declared {

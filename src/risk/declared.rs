@@ -11,11 +11,23 @@ use super::{Finding, ScanCache, poison, rename};
 use crate::diff::{Change, ChangeClass};
 use crate::surface::{Declared, DeclaredKind};
 
+/// The scan cache of one server: its tools' and prompts' names and parameters are its own
+/// (see [`ScanCache::for_definitions`]).
+pub fn cache_for<'a>(
+    tools: impl IntoIterator<Item = &'a Value>,
+    declared: &'a Declared,
+) -> ScanCache {
+    ScanCache::for_definitions(
+        tools
+            .into_iter()
+            .chain(declared.items(DeclaredKind::Prompt).iter().map(|p| &p.raw)),
+    )
+}
+
 /// The findings of the items of `declared` that are absent from `other` or differ there (an
 /// unchanged item cannot gain a marker), for every kind both sides know. With `other` empty
-/// and known, the findings of every item.
-pub fn scan_changed(declared: &Declared, other: &Declared) -> Vec<Finding> {
-    let mut cache = ScanCache::default();
+/// and known, the findings of every item. `cache` is the server's ([`cache_for`]).
+pub fn scan_changed(cache: &mut ScanCache, declared: &Declared, other: &Declared) -> Vec<Finding> {
     let mut findings = Vec::new();
     for kind in DeclaredKind::ALL {
         if !declared.knows(kind) || !other.knows(kind) {
@@ -30,7 +42,7 @@ pub fn scan_changed(declared: &Declared, other: &Declared) -> Vec<Finding> {
                 continue;
             }
             let prefix = kind.item_field(&item.key);
-            for mut finding in poison::scan_definition_with(&mut cache, &item.raw) {
+            for mut finding in poison::scan_definition_with(cache, &item.raw) {
                 finding.pointer = format!("{prefix}{}", finding.pointer);
                 findings.push(finding);
             }

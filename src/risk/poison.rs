@@ -86,7 +86,9 @@ fn scan_text_with(
         "instruction_hijack" => {
             let before = text[..span.0].trim_end().to_ascii_lowercase();
             !intent::quoted_mention(text, *span)
-                && ![" a", " an", " the"].iter().any(|article| before.ends_with(article))
+                && ![" a", " an", " the"]
+                    .iter()
+                    .any(|article| before.ends_with(article))
         }
         "exfil_endpoint" => !intent::given_as_example(text, *span),
         "credential_harvesting" => !prose || intent::ordered_near(text, *span),
@@ -94,7 +96,9 @@ fn scan_text_with(
     });
     let intents: Vec<intent::Hit> = intent::detect(text, pointer, context)
         .into_iter()
-        .filter(|h| !intent::quoted_mention(text, h.span) && !intent::describes_detection(text, h.span))
+        .filter(|h| {
+            !intent::quoted_mention(text, h.span) && !intent::describes_detection(text, h.span)
+        })
         .collect();
     let mut findings: Vec<Finding> = hits
         .iter()
@@ -170,7 +174,9 @@ fn example_file(text: &str, span: Span) -> bool {
         .find(|c: char| c.is_whitespace() || c == ',' || c == ')')
         .map_or(text.len(), |i| span.1 + i);
     let word = text[span.0..end].to_ascii_lowercase();
-    [".example", ".sample", ".template", ".dist", ".pub"].iter().any(|e| word.contains(e))
+    [".example", ".sample", ".template", ".dist", ".pub"]
+        .iter()
+        .any(|e| word.contains(e))
 }
 
 /// Scans the server's `instructions` (from `initialize`); pointers start at `/instructions`.

@@ -405,10 +405,13 @@ pub(super) fn surface_view(
         prompt_list: summary_value(surface.declared.prompt_list.as_ref()),
         resource_template_list: summary_value(surface.declared.resource_template_list.as_ref()),
         unread: surface.declared.unread.iter().map(wire_name).collect(),
-        declared_findings: risk::declared::scan_all(&surface.declared)
-            .iter()
-            .map(FindingView::of)
-            .collect(),
+        declared_findings: risk::declared::scan_all_with(
+            &mut risk::declared::cache_for(surface.tools.iter().map(|t| &t.raw), &surface.declared),
+            &surface.declared,
+        )
+        .iter()
+        .map(FindingView::of)
+        .collect(),
         note: None,
     }
 }

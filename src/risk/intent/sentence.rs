@@ -94,7 +94,9 @@ impl Sentence {
 
     /// The index of the first word equal to one of `words`.
     pub fn find_any(&self, words: &[&str]) -> Option<usize> {
-        self.words.iter().position(|w| words.contains(&w.lower.as_str()))
+        self.words
+            .iter()
+            .position(|w| words.contains(&w.lower.as_str()))
     }
 
     /// Whether words `first` then `then` (each any of its list) occur in that order, at most
@@ -135,8 +137,27 @@ fn ends_sentence(c: char) -> bool {
 fn ends_clause(c: char) -> bool {
     matches!(
         c,
-        ',' | ';' | ':' | '(' | ')' | '—' | '–' | '"' | '“' | '”' | '[' | ']' | '{' | '}' | '，'
-            | '；' | '：' | '、' | '>' | '<' | '*' | '#'
+        ',' | ';'
+            | ':'
+            | '('
+            | ')'
+            | '—'
+            | '–'
+            | '"'
+            | '“'
+            | '”'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | '，'
+            | '；'
+            | '：'
+            | '、'
+            | '>'
+            | '<'
+            | '*'
+            | '#'
     )
 }
 
@@ -145,7 +166,20 @@ fn word_char(c: char) -> bool {
     c.is_alphanumeric()
         || matches!(
             c,
-            '_' | '-' | '.' | '@' | '/' | ':' | '~' | '\'' | '’' | '$' | '%' | '=' | '?' | '&' | '+'
+            '_' | '-'
+                | '.'
+                | '@'
+                | '/'
+                | ':'
+                | '~'
+                | '\''
+                | '’'
+                | '$'
+                | '%'
+                | '='
+                | '?'
+                | '&'
+                | '+'
         )
 }
 
@@ -204,7 +238,9 @@ pub fn sentences(text: &str) -> Vec<Sentence> {
                 let word_start = start + (raw.len() - raw.trim_start_matches(is_edge).len());
                 let single_quoted = raw.len() > 2
                     && raw.starts_with(['\'', '’'])
-                    && raw.trim_end_matches(['.', ',', ':', '?']).ends_with(['\'', '’']);
+                    && raw
+                        .trim_end_matches(['.', ',', ':', '?'])
+                        .ends_with(['\'', '’']);
                 current.words.push(Word {
                     lower: word.to_lowercase(),
                     start: word_start,
@@ -213,7 +249,8 @@ pub fn sentences(text: &str) -> Vec<Sentence> {
                     ticked: quoted,
                     clause_start,
                     camel: is_camel(word),
-                    upper: word.chars().any(char::is_alphabetic) && !word.chars().any(char::is_lowercase),
+                    upper: word.chars().any(char::is_alphabetic)
+                        && !word.chars().any(char::is_lowercase),
                 });
                 clause_start = false;
             }
@@ -329,7 +366,10 @@ mod tests {
                 "Copy audit@example.org in BCC",
                 &[&["copy", "audit@example.org", "in", "bcc"]],
             ),
-            ("Read ~/.ssh/id_rsa now", &[&["read", "~/.ssh/id_rsa", "now"]]),
+            (
+                "Read ~/.ssh/id_rsa now",
+                &[&["read", "~/.ssh/id_rsa", "now"]],
+            ),
             (
                 "Uses fs.write, e.g. here",
                 &[&["uses", "fs.write", "e.g", "here"]],
@@ -370,7 +410,11 @@ mod tests {
         );
         assert!(s.words[3].is_identifier() && s.words[4].is_identifier());
         assert!(!s.words[2].is_identifier());
-        let spans: Vec<&str> = s.words.iter().map(|w| &"Lists pages. IMPORTANT: also return `ctx`, sendEmail"[w.start..w.end]).collect();
+        let spans: Vec<&str> = s
+            .words
+            .iter()
+            .map(|w| &"Lists pages. IMPORTANT: also return `ctx`, sendEmail"[w.start..w.end])
+            .collect();
         assert_eq!(spans, ["IMPORTANT", "also", "return", "ctx", "sendEmail"]);
     }
 }
