@@ -253,7 +253,6 @@ struct Labelled {
     families: Vec<String>,
     lang: String,
     place: String,
-    split: String,
     text: String,
     #[serde(default)]
     server_tools: Vec<String>,
@@ -560,7 +559,6 @@ fn the_issue_examples_are_flagged_in_every_place() {
                 families: Vec::new(),
                 lang: "en".into(),
                 place: place.into(),
-                split: String::new(),
                 text: text.into(),
                 server_tools: vec!["check_data".into(), "ctx".into(), "cmd".into()],
             };
@@ -594,7 +592,6 @@ fn negations_defences_and_own_tool_preferences_are_not_markers() {
             families: Vec::new(),
             lang: "en".into(),
             place: "tool_description".into(),
-            split: String::new(),
             text: text.into(),
             server_tools: others.into_iter().map(String::from).collect(),
         };

@@ -208,13 +208,13 @@ mod tests {
         let clean = declared(json!([]), json!([]), json!([]));
         for (p, r, t, pointer) in cases {
             let new = declared(p, r, t);
-            let found = scan_changed(&new, &clean);
+            let found = scan_changed(&mut ScanCache::default(), &new, &clean);
             assert!(
                 found.iter().any(|f| f.is_marker() && f.pointer == pointer),
                 "{pointer}: {found:?}"
             );
             assert!(
-                scan_changed(&new, &new).is_empty(),
+                scan_changed(&mut ScanCache::default(), &new, &new).is_empty(),
                 "unchanged items are not scanned"
             );
             assert_eq!(

@@ -1,0 +1,78 @@
+//! Phrases of other languages that published techniques use, matched in one pass.
+
+use super::*;
+
+/// One automaton over every foreign phrase, so that a text is searched once for all of them.
+pub(super) static FOREIGN: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+    std::sync::LazyLock::new(|| {
+        aho_corasick::AhoCorasick::new(FOREIGN_PHRASES.iter().map(|(_, phrase)| phrase)).ok()
+    });
+
+pub(super) fn foreign(text: &str) -> Vec<Hit> {
+    let lower = text.to_lowercase();
+    let mut hits = Vec::new();
+    let span_of = |at: usize, len: usize| {
+        if lower.len() == text.len() {
+            (at, at + len)
+        } else {
+            (0, text.len())
+        }
+    };
+    let found = FOREIGN
+        .as_ref()
+        .into_iter()
+        .flat_map(|a| a.find_iter(&lower));
+    for m in found {
+        let (family, phrase) = FOREIGN_PHRASES[m.pattern().as_usize()];
+        let at = m.start();
+        {
+            let (pattern, family) = match family {
+                "directive" => ("model_directive", Family::Directive),
+                "concealment" => ("concealment", Family::Concealment),
+                _ => ("authority_framing", Family::Authority),
+            };
+            if !hits.iter().any(|h: &Hit| h.pattern == pattern) {
+                hits.push(hit(
+                    pattern,
+                    family,
+                    true,
+                    span_of(at, phrase.len()),
+                    format!("phrase \"{phrase}\""),
+                ));
+            }
+            let _ = family;
+        }
+    }
+    if lower.is_ascii()
+        && !lower.contains(['ä', 'ö', 'ü'])
+        && FOREIGN_MOVES.iter().all(|v| !lower.contains(v))
+    {
+        return hits;
+    }
+    for piece in lower
+        .split(['。', '!', '?', '\n', '！', '？'])
+        .flat_map(|p| p.split(". "))
+    {
+        let piece_words = sentences(piece).into_iter().next();
+        let verb = FOREIGN_MOVES.iter().find(|v| match &piece_words {
+            Some(s) => foreign_word(s, piece, v),
+            None => false,
+        });
+        let what = FOREIGN_SENSITIVE.iter().find(|v| piece.contains(*v));
+        let denied = FOREIGN_DEFENSIVE.iter().any(|d| piece.contains(d));
+        if let (Some(verb), Some(what)) = (verb, what)
+            && !denied
+        {
+            let at = lower.find(piece).unwrap_or(0);
+            hits.push(hit(
+                "exfiltration_directive",
+                Family::Exfiltration,
+                true,
+                span_of(at, piece.len()),
+                format!("verb \"{verb}\", sensitive \"{what}\""),
+            ));
+            break;
+        }
+    }
+    hits
+}
