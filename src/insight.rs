@@ -88,6 +88,9 @@ pub struct InsightCache {
     /// How many parts the stored cache had when loaded (parts beyond the new count are deleted
     /// on save).
     stored_parts: usize,
+    /// The code that computed the stored cache, when it was other code than this (a new crate
+    /// version or [`INSIGHT_REVISION`]): the run's findings come from new rules.
+    revised_from: Option<String>,
 }
 
 impl InsightCache {
@@ -95,6 +98,7 @@ impl InsightCache {
     /// adds nothing (logged), so the run recomputes what it needs.
     pub async fn load(storage: &impl Storage, ledger_name: &str) -> Self {
         let mut cache = InsightCache::default();
+        cache.revised_from = stored_by_other_code(storage, &record_key(ledger_name)).await;
         let Some(first) = read_part(storage, &record_key(ledger_name)).await else {
             return cache;
         };
@@ -127,6 +131,13 @@ impl InsightCache {
                 insight.tools.shrink_to_fit();
                 (key, Arc::new(insight))
             }));
+    }
+
+    /// The code (`crate version/revision`) that computed the stored cache, when it was not
+    /// this code: every finding of this run comes from the current rules, and a finding new
+    /// only because the rules changed is said once, in the status line, not as a change row.
+    pub fn revised_from(&self) -> Option<&str> {
+        self.revised_from.as_deref()
     }
 
     /// The insight cached for this surface key.
@@ -415,6 +426,17 @@ async fn read_part(storage: &impl Storage, key: &str) -> Option<Stored> {
     }
 }
 
+/// The `computed_by` of the stored first part, when it names other code than this.
+async fn stored_by_other_code(storage: &impl Storage, key: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Header {
+        computed_by: String,
+    }
+    let record = storage.get_record(Store::Ledger, key).await.ok()??;
+    let header: Header = serde_json::from_slice(&record.bytes).ok()?;
+    (header.computed_by != computed_by()).then_some(header.computed_by)
+}
+
 /// Parses one part; `None` when it was written by other code or is damaged.
 fn parse_part(bytes: &[u8]) -> Option<Stored> {
     let stored: Stored = serde_json::from_slice(bytes).ok()?;
@@ -470,6 +492,38 @@ mod tests {
         assert!(InsightCache::from_bytes(&serde_json::to_vec(&value).unwrap()).is_none());
         assert!(InsightCache::from_bytes(b"{\"format\": 1").is_none());
         assert!(InsightCache::from_bytes(b"[]").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_cache_of_other_code_says_the_rules_were_revised() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = crate::platform::LocalStorage::open(dir.path()).unwrap();
+        let mut cache = InsightCache::default();
+        cache.insert("surface-a".into(), insight("x"));
+        cache.save_within(&storage, "fleet", MAX_RECORD_BYTES).await;
+        let current = InsightCache::load(&storage, "fleet").await;
+        assert_eq!(current.revised_from(), None, "same code: no note");
+        assert_eq!(current.len(), 1);
+        let key = record_key("fleet");
+        let stored = storage
+            .get_record(Store::Ledger, &key)
+            .await
+            .unwrap()
+            .unwrap();
+        let mut value: serde_json::Value = serde_json::from_slice(&stored.bytes).unwrap();
+        value["computed_by"] = json!("0.0.0/3");
+        let bytes = serde_json::to_vec(&value).unwrap();
+        storage
+            .put_record(Store::Ledger, &key, Record::json(bytes))
+            .await
+            .unwrap();
+        let revised = InsightCache::load(&storage, "fleet").await;
+        assert_eq!(revised.revised_from(), Some("0.0.0/3"));
+        assert_eq!(
+            revised.len(),
+            0,
+            "the old insight is recomputed, not reused"
+        );
     }
 
     #[test]

@@ -309,6 +309,11 @@ pub struct SummaryRow {
     /// found up to there were still read. Absent when the walk reached the registry's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_truncated: Option<String>,
+    /// The risk rules changed since the last run (`crate version/revision` of the code that
+    /// computed the stored insight): findings were recomputed for every surface, and those new
+    /// only because of the rules are not change rows. Absent when the rules are the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_rules_revised_from: Option<String>,
     /// What was (or, locally, would have been) charged.
     pub charges: Value,
     /// A sharded watch only: how each shard's run ended ([`crate::shard`]).
@@ -467,6 +472,7 @@ impl SummaryRow {
             registry_skipped_stdio: 0,
             registry_error: None,
             registry_truncated: None,
+            risk_rules_revised_from: None,
             charges: Value::Null,
             shards: None,
             shards_failed: None,

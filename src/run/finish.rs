@@ -43,6 +43,7 @@ pub(super) async fn finish<S: Storage>(
     summary.registry_skipped_stdio = fleet.skipped_stdio;
     summary.registry_error = fleet.registry_error.clone();
     summary.registry_truncated = fleet.registry_truncated.map(|t| t.to_string());
+    summary.risk_rules_revised_from = insight.revised_from().map(str::to_string);
     summary.charges = charging.summary();
     // The index is sealed now (after eviction, so the sealed record is the one written) so the
     // summary row can carry its chain head; it is written last.
@@ -223,6 +224,14 @@ pub fn final_status(summary: &SummaryRow) -> String {
     }
     if let Some(truncated) = &summary.registry_truncated {
         text.push_str(&format!("; registry walk cut short ({truncated})"));
+    }
+    if let Some(revised) = &summary.risk_rules_revised_from {
+        text.push_str(&format!(
+            "; risk rules revised since the last run ({revised} → {}/{}): findings recomputed, \
+             markers new only because of the rules are not change rows",
+            env!("CARGO_PKG_VERSION"),
+            crate::report::INSIGHT_REVISION
+        ));
     }
     if let Some(alert) = summary.chain.alert() {
         text.push_str(&format!("; {alert}"));
