@@ -97,8 +97,10 @@ impl InsightCache {
     /// Loads the cache of `ledger_name`, every part; an absent, unreadable or outdated part
     /// adds nothing (logged), so the run recomputes what it needs.
     pub async fn load(storage: &impl Storage, ledger_name: &str) -> Self {
-        let mut cache = InsightCache::default();
-        cache.revised_from = stored_by_other_code(storage, &record_key(ledger_name)).await;
+        let mut cache = InsightCache {
+            revised_from: stored_by_other_code(storage, &record_key(ledger_name)).await,
+            ..InsightCache::default()
+        };
         let Some(first) = read_part(storage, &record_key(ledger_name)).await else {
             return cache;
         };
