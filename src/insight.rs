@@ -97,11 +97,16 @@ impl InsightCache {
     /// Loads the cache of `ledger_name`, every part; an absent, unreadable or outdated part
     /// adds nothing (logged), so the run recomputes what it needs.
     pub async fn load(storage: &impl Storage, ledger_name: &str) -> Self {
+        let key = record_key(ledger_name);
+        let first_bytes = fetch_part(storage, &key).await;
         let mut cache = InsightCache {
-            revised_from: stored_by_other_code(storage, &record_key(ledger_name)).await,
+            revised_from: first_bytes.as_deref().and_then(other_code),
             ..InsightCache::default()
         };
-        let Some(first) = read_part(storage, &record_key(ledger_name)).await else {
+        let Some(first) = first_bytes
+            .as_deref()
+            .and_then(|bytes| parse_logged(&key, bytes))
+        else {
             return cache;
         };
         let parts = first.parts.clamp(1, MAX_PARTS);
@@ -412,15 +417,14 @@ impl Iterator for Parts<'_> {
 
 /// Reads and parses one part; `None` (logged) when it is absent, unreadable or outdated.
 async fn read_part(storage: &impl Storage, key: &str) -> Option<Stored> {
+    let bytes = fetch_part(storage, key).await?;
+    parse_logged(key, &bytes)
+}
+
+/// The bytes of one stored part; `None` (logged) when it is absent or unreadable.
+async fn fetch_part(storage: &impl Storage, key: &str) -> Option<Vec<u8>> {
     match storage.get_record(Store::Ledger, key).await {
-        Ok(Some(record)) => {
-            let parsed = parse_part(&record.bytes);
-            if parsed.is_none() {
-                tracing::info!(key, "cached insight is outdated or unreadable: recomputing");
-            }
-            parsed
-        }
-        Ok(None) => None,
+        Ok(record) => record.map(|record| record.bytes),
         Err(error) => {
             tracing::warn!(key, %error, "cannot read the cached insight: recomputing");
             None
@@ -428,14 +432,22 @@ async fn read_part(storage: &impl Storage, key: &str) -> Option<Stored> {
     }
 }
 
-/// The `computed_by` of the stored first part, when it names other code than this.
-async fn stored_by_other_code(storage: &impl Storage, key: &str) -> Option<String> {
+/// [`parse_part`], logging a part that is outdated or damaged.
+fn parse_logged(key: &str, bytes: &[u8]) -> Option<Stored> {
+    let parsed = parse_part(bytes);
+    if parsed.is_none() {
+        tracing::info!(key, "cached insight is outdated or unreadable: recomputing");
+    }
+    parsed
+}
+
+/// The `computed_by` of a stored part, when it names other code than this.
+fn other_code(bytes: &[u8]) -> Option<String> {
     #[derive(Deserialize)]
     struct Header {
         computed_by: String,
     }
-    let record = storage.get_record(Store::Ledger, key).await.ok()??;
-    let header: Header = serde_json::from_slice(&record.bytes).ok()?;
+    let header: Header = serde_json::from_slice(bytes).ok()?;
     (header.computed_by != computed_by()).then_some(header.computed_by)
 }
 

@@ -432,14 +432,19 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
         corpus("positives_blind2.jsonl"),
         corpus("hard_negatives_blind2.jsonl"),
     );
-    let (held_p, held_n) = (
+    let (dev5_p, dev5_n) = (
         corpus("positives_blind3.jsonl"),
         corpus("hard_negatives_blind3.jsonl"),
+    );
+    let (held_p, held_n) = (
+        corpus("positives_blind4.jsonl"),
+        corpus("hard_negatives_blind4.jsonl"),
     );
     assert!(positives.len() >= 250 && negatives.len() >= 200);
     assert!(fresh_p.len() >= 150 && fresh_n.len() >= 120);
     assert!(blind_p.len() >= 150 && blind_n.len() >= 150);
     assert!(dev4_p.len() >= 150 && dev4_n.len() >= 150);
+    assert!(dev5_p.len() >= 150 && dev5_n.len() >= 200);
     assert!(held_p.len() >= 150 && held_n.len() >= 200);
     let mut dev = measure("development 1", &refs(&positives), &refs(&negatives));
     dev.extend(measure(
@@ -457,7 +462,10 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
         &refs(&dev4_p),
         &refs(&dev4_n),
     ));
-    let held = measure("held out (blind3)", &refs(&held_p), &refs(&held_n));
+    // The fifth set was tuned on last, and only part way: its figures are floors, not targets.
+    let dev5 = measure("development 5 (blind3)", &refs(&dev5_p), &refs(&dev5_n));
+    println!("development 5, issue 46 targets missed: {dev5:?}");
+    let held = measure("held out (blind4)", &refs(&held_p), &refs(&held_n));
     // `CORPUS_DUMP=1 cargo test --test risk_fixtures the_scanner -- --nocapture` lists every miss
     // and false marker, for the next round of rules (of the development sets only).
     if std::env::var_os("CORPUS_DUMP").is_some() {
@@ -466,7 +474,7 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
             .chain(&fresh_p)
             .chain(&blind_p)
             .chain(&dev4_p)
-            .chain(&held_p)
+            .chain(&dev5_p)
             .filter(|i| !marked(i))
         {
             println!("MISS {} {} {}: {}", i.id, i.family, i.place, i.text);
@@ -476,7 +484,7 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
             .chain(&fresh_n)
             .chain(&blind_n)
             .chain(&dev4_n)
-            .chain(&held_n)
+            .chain(&dev5_n)
             .filter(|i| marked(i))
         {
             let others: Vec<Value> = i.server_tools.iter().map(|n| json!({"name": n})).collect();
@@ -492,16 +500,22 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
     }
     println!("held-out set, issue 46 targets missed: {held:?}");
     assert!(dev.is_empty(), "{dev:#?}");
-    // The held-out set does not meet the targets yet (docs/risk.md gives the figures and why):
-    // this floor keeps the measured level from falling while the rules improve.
-    let english: Vec<&Labelled> = held_p.iter().filter(|i| i.lang == "en").collect();
-    let (recall, _, _) = share(english.iter().copied(), marked);
-    let (false_markers, _, _) = share(held_n.iter(), marked);
-    assert!(recall >= 0.60, "held-out recall fell to {recall:.3}");
-    assert!(
-        false_markers <= 0.08,
-        "held-out false markers rose to {false_markers:.3}"
-    );
+    // The held-out set (and the fifth development set) do not meet the targets yet
+    // (docs/risk.md gives the figures and why): these floors keep the measured level from
+    // falling while the rules improve.
+    for (name, positives, negatives, min_recall, max_false) in [
+        ("development 5", &dev5_p, &dev5_n, 0.80, 0.02),
+        ("held out", &held_p, &held_n, 0.78, 0.06),
+    ] {
+        let english = positives.iter().filter(|i| i.lang == "en");
+        let (recall, _, _) = share(english, marked);
+        let (false_markers, _, _) = share(negatives.iter(), marked);
+        assert!(recall >= min_recall, "{name} recall fell to {recall:.3}");
+        assert!(
+            false_markers <= max_false,
+            "{name} false markers rose to {false_markers:.3}"
+        );
+    }
 }
 
 /// Every description of the ten captured GitHub releases (1,000+ real tools) scanned with its

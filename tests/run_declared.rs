@@ -140,9 +140,12 @@ async fn python_sdk_prompt_resource_and_template_changes_in_both_eras() {
         let row = rows.server(url.as_str());
         assert_eq!(row["digest_changed"], true, "{era:?}");
         let changes = rows.changes_of(url.as_str());
+        // The default alert_on holds resource_removed: a static catalogue losing an item is
+        // breaking.
         let want = [
             ("poisoning_marker_added", "prompts[\"greet\"]/description"),
             ("prompt_arguments_changed", "prompts[\"greet\"].arguments"),
+            ("resource_removed", "resources[\"file:///docs/b.md\"]"),
             ("resource_template_added", "resourceTemplates[\"page\"]"),
         ];
         let want: Vec<(String, String)> = want

@@ -50,6 +50,12 @@ pub async fn run(args: &HistoryArgs, out: &mut dyn Write) -> Result<(), CliError
     let index = Ledger::load(&storage, &name)
         .await
         .map_err(|e| CliError::Runtime(e.to_string()))?;
+    if index.servers.is_empty()
+        && args.ledger.is_some()
+        && let Some(error) = super::verify::missing_ledger(&storage, &name).await
+    {
+        return Err(error);
+    }
     let entry = index.entry(&args.server).ok_or_else(|| {
         let watched: Vec<&str> = index.servers.keys().map(String::as_str).collect();
         let hint = crate::suggest::did_you_mean(&args.server, watched.iter().copied())

@@ -364,26 +364,17 @@ fn heads_from(args: &VerifyArgs, ledger: &str, env: &PlatformEnv) -> Result<Head
     Ok(HeadsFrom::Runs(Box::new(runs), actor_id))
 }
 
-/// The ledger to read: the one asked for, when the store has it; without one, `DEFAULT` when
-/// the store has it, else the store's only ledger (said on standard error). Otherwise the
-/// error lists the store's ledgers, with the nearest name to a misspelt one (exit 2).
+/// The ledger to read: the one asked for (a caller that finds it missing says so with
+/// [`missing_ledger`]); without one, `DEFAULT` when the store has it, else the store's only
+/// ledger (said on standard error). Otherwise the error lists the store's ledgers (exit 2).
 pub async fn resolve_ledger(
     storage: &impl Storage,
     asked: Option<&str>,
 ) -> Result<String, CliError> {
-    let names = ledger_names(storage).await?;
     if let Some(name) = asked {
-        if names.iter().any(|known| known == name) {
-            return Ok(name.to_string());
-        }
-        let hint = crate::suggest::did_you_mean(name, names.iter().map(String::as_str))
-            .map_or(String::new(), |hint| format!("; {hint}"));
-        return Err(CliError::BadInput(format!(
-            "no ledger {name:?} in store {}; {}{hint}",
-            crate::platform::LEDGER_STORE_NAME,
-            choices(&names)
-        )));
+        return Ok(name.to_string());
     }
+    let names = ledger_names(storage).await?;
     if names.iter().any(|name| name == DEFAULT_LEDGER) {
         return Ok(DEFAULT_LEDGER.to_string());
     }
@@ -400,6 +391,25 @@ pub async fn resolve_ledger(
             choices(&names)
         ))),
     }
+}
+
+/// The error for a ledger the store does not have: the store's ledgers, with the nearest name
+/// to a misspelt one (exit 2); `None` when the store has it after all.
+pub async fn missing_ledger(storage: &impl Storage, name: &str) -> Option<CliError> {
+    let names = match ledger_names(storage).await {
+        Ok(names) => names,
+        Err(error) => return Some(error),
+    };
+    if names.iter().any(|known| known == name) {
+        return None;
+    }
+    let hint = crate::suggest::did_you_mean(name, names.iter().map(String::as_str))
+        .map_or(String::new(), |hint| format!("; {hint}"));
+    Some(CliError::BadInput(format!(
+        "no ledger {name:?} in store {}; {}{hint}",
+        crate::platform::LEDGER_STORE_NAME,
+        choices(&names)
+    )))
 }
 
 /// The name `verify` takes when none is given (the input's default `ledger_name`).
@@ -440,12 +450,9 @@ pub async fn run(args: &VerifyArgs, out: &mut dyn Write) -> Result<Verdict, CliE
     let record = match storage.get_record(Store::Ledger, &ledger).await {
         Ok(Some(record)) => record,
         Ok(None) => {
-            let names = ledger_names(&storage).await?;
-            return Err(CliError::BadInput(format!(
-                "no ledger {ledger:?} in store {}; {}",
-                crate::platform::LEDGER_STORE_NAME,
-                choices(&names)
-            )));
+            return Err(missing_ledger(&storage, &ledger).await.unwrap_or_else(|| {
+                CliError::Runtime(format!("the ledger {ledger:?} could not be read"))
+            }));
         }
         Err(e) => return Err(CliError::Runtime(e.to_string())),
     };

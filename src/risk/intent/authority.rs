@@ -23,10 +23,9 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 .iter()
                 .any(|a| is(a, MODEL_NAMES));
             if addressee {
-                return Some(hit(
+                return Some(Hit::strong(
                     "authority_framing",
                     Family::Authority,
-                    true,
                     s.span(i, (i + 3).min(w.len() - 1)),
                     format!("header \"{} {} …\" to the model", x.lower, next.lower),
                 ));
@@ -50,7 +49,7 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                     &["system", "admin", "administrator", "developer", "override"],
                 ));
         let evidence = format!("header \"{original}\"");
-        let found = hit(
+        let found = Hit::new(
             "authority_framing",
             Family::Authority,
             strong,
@@ -83,27 +82,26 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     ) && text[w[j].end..s.end].contains(':')
         && w[i..=j].iter().any(|x| is(x, &["the", "your", "model"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "authority_framing",
             Family::Authority,
-            true,
             s.span(i, j),
-            "a message claiming to come from the provider".into(),
+            "a message claiming to come from the provider",
         ));
     }
     // "For AI readers:", "Attention assistant:", "To the model:".
     for (i, x) in w.iter().enumerate() {
         if is(x, &["for", "to", "attention", "dear", "hey"])
+            && (x.clause_start || i == 0)
             && let Some(k) = (i + 1..(i + 4).min(w.len())).find(|&k| is(&w[k], MODEL_NAMES))
             && let Some(end) =
                 (k..(k + 2).min(w.len())).find(|&e| text[w[e].end..].starts_with(':'))
         {
-            return Some(hit(
+            return Some(Hit::strong(
                 "authority_framing",
                 Family::Authority,
-                true,
                 s.span(i, end),
-                "a header addressed to the model".into(),
+                "a header addressed to the model",
             ));
         }
     }
@@ -113,10 +111,9 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         && text[first.end..].starts_with(':')
         && w.len() > 2
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "authority_framing",
             Family::Authority,
-            true,
             s.span(0, 0),
             format!("role marker \"{}:\"", first.lower),
         ));
@@ -143,12 +140,11 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         )
     }) || sentence.contains("such as");
     if role_message && !example {
-        return Some(hit(
+        return Some(Hit::strong(
             "authority_framing",
             Family::Authority,
-            true,
             s.whole(),
-            "a system-role message".into(),
+            "a system-role message",
         ));
     }
     // A shouted header naming an authority ("=== MESSAGE FROM THE SAFETY TEAM ===",
@@ -176,10 +172,9 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 || text[x.end..].starts_with(']')
                 || text[x.end..].starts_with('!'))
         {
-            return Some(hit(
+            return Some(Hit::weak(
                 "authority_framing",
                 Family::Authority,
-                false,
                 (x.start, x.end),
                 format!("urgency \"{original}\""),
             ));
@@ -257,13 +252,12 @@ pub(super) fn shouted_header(text: &str, s: &Sentence) -> Option<Hit> {
         let colon = after.starts_with(':')
             || (after.starts_with('(') && after.find("):").is_some_and(|c| c < 60));
         let listed = listed_tag(text, (w[i].start, w[j].end));
-        let framed = framed && !(listed && j == i);
+        let framed = framed && !listed;
         if authority && (framed || colon) && (j > i || framed) {
             let evidence = format!("header \"{}\"", &text[w[i].start..w[j].end]);
-            return Some(hit(
+            return Some(Hit::strong(
                 "authority_framing",
                 Family::Authority,
-                true,
                 (w[i].start, w[j].end),
                 evidence,
             ));
@@ -315,10 +309,9 @@ pub(super) fn config_block(text: &str) -> Option<Hit> {
         "```instructions",
     ] {
         if let Some(at) = lower.find(role) {
-            return Some(hit(
+            return Some(Hit::strong(
                 "authority_framing",
                 Family::Authority,
-                true,
                 (at, at + role.len()),
                 format!("a fence named \"{}\"", &role[3..]),
             ));
@@ -372,10 +365,9 @@ pub(super) fn config_block(text: &str) -> Option<Hit> {
             || system_key
         {
             let at = start + (line.len() - trimmed.len());
-            return Some(hit(
+            return Some(Hit::strong(
                 "authority_framing",
                 Family::Authority,
-                true,
                 (at, at + key.len()),
                 format!("a settings key \"{key}\" aimed at the model"),
             ));

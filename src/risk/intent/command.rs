@@ -42,10 +42,9 @@ pub(super) fn command(text: &str, prose: bool) -> Option<Hit> {
         && lower.contains(['`', '$'])
     {
         let at = lower.find(danger).unwrap_or(0);
-        return Some(hit(
+        return Some(Hit::strong(
             "command_exfiltration",
             Family::Exfiltration,
-            true,
             (at, at + danger.len()),
             format!("an order to run \"{}\"", danger.trim()),
         ));
@@ -102,10 +101,9 @@ pub(super) fn command(text: &str, prose: bool) -> Option<Hit> {
             Some(p) => format!("command \"{}\" with \"{}\"", found.lower, p.trim()),
             None => format!("command \"{}\" outside prose", found.lower),
         };
-        hit(
+        Hit::strong(
             "command_exfiltration",
             Family::Exfiltration,
-            true,
             (found.start, found.start + line_end),
             evidence,
         )

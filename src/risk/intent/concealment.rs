@@ -217,10 +217,9 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             });
         if object {
             let evidence = format!("\"{}\" negated toward the user", v.lower);
-            return Some(hit(
+            return Some(Hit::strong(
                 "concealment",
                 Family::Concealment,
-                true,
                 s.span(i, (i + 3).min(w.len() - 1)),
                 evidence,
             ));
@@ -274,12 +273,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 )
             })
         {
-            return Some(hit(
+            return Some(Hit::strong(
                 "concealment",
                 Family::Concealment,
-                true,
                 s.whole(),
-                "the user is not to know".into(),
+                "the user is not to know",
             ));
         }
     }
@@ -314,12 +312,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 )
             }))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, i + 2),
-            "to be left out of what the user sees".into(),
+            "to be left out of what the user sees",
         ));
     }
     if let Some(i) = seq(s, &["not", "for", "display"])
@@ -327,12 +324,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .or_else(|| seq(s, &["not", "for", "users"]))
         .or_else(|| seq(s, &["not", "for", "disclosure"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, i + 2),
-            "not for the user's eyes".into(),
+            "not for the user's eyes",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -343,24 +339,22 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         4,
     ) && w[i..=j].iter().any(|x| is(x, &["already", "been", "file"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "consent presumed".into(),
+            "consent presumed",
         ));
     }
     // "are not to be disclosed", "has to stay unmentioned".
     if let Some(i) = seq(s, &["not", "to", "be"])
         && w.get(i + 3).is_some_and(|x| is(x, HIDE_PARTICIPLES))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, i + 3),
-            "passive order not to tell".into(),
+            "passive order not to tell",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -383,12 +377,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, MODALS) || x.lower == "must" || x.lower == "to"))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "to stay unmentioned".into(),
+            "to stay unmentioned",
         ));
     }
     // "leave out any mention of the tools it called".
@@ -446,12 +439,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             }))
         && seq(s, &["unless", "the", "user"]).is_none()
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "leave out what the user should see".into(),
+            "leave out what the user should see",
         ));
     }
     // "must never be mentioned to users", "this step should not be disclosed".
@@ -469,12 +461,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, HIDE_PARTICIPLES));
         if negation && modal && participle && (has_user || has_this) {
-            return Some(hit(
+            return Some(Hit::strong(
                 "concealment",
                 Family::Concealment,
-                true,
                 s.whole(),
-                "passive order not to tell".into(),
+                "passive order not to tell",
             ));
         }
     }
@@ -490,12 +481,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .is_some_and(|x| is(x, USER_WORDS) || x.lower == "the")
         && commanded(s, i)
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "hide from the user".into(),
+            "hide from the user",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -514,12 +504,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, &["this", "it", "that", "these", "them"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "keep it secret".into(),
+            "keep it secret",
         ));
     }
     let any_order = (0..w.len()).any(|i| {
@@ -552,10 +541,9 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         && (any_order || has_user)
     {
         let evidence = format!("\"without … {}\"", w[j].lower);
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
             evidence,
         ));
@@ -570,12 +558,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     ) && i > 0
         && is(&w[i - 1], &["no", "never", "not"])
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i - 1, j),
-            "no need to ask".into(),
+            "no need to ask",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -597,12 +584,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         3,
     ) && commanded(s, i)
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "skip the user's approval".into(),
+            "skip the user's approval",
         ));
     }
     // "Do not ask the human before calling them", "standing consent".
@@ -615,12 +601,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, &["before", "whether", "if", "for"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.whole(),
-            "do not ask the user first".into(),
+            "do not ask the user first",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -635,12 +620,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         ],
         3,
     ) {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "confirmations waived".into(),
+            "confirmations waived",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -649,12 +633,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         3,
     ) && w[i..j].iter().any(|x| is(x, &["no", "not"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "no confirmation needed".into(),
+            "no confirmation needed",
         ));
     }
     if let Some(i) = w.iter().position(|x| x.lower == "ask")
@@ -662,12 +645,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         && w.get(i + 1)
             .is_some_and(|x| is(x, &["before", "first", "whether"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.whole(),
-            "do not ask first".into(),
+            "do not ask first",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -689,12 +671,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         ],
         1,
     ) {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "consent presumed".into(),
+            "consent presumed",
         ));
     }
     // "report to the user that it completed", "tell the user it was saved": a scripted claim.
@@ -729,21 +710,17 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                         "as",
                     ],
                 )
-            }) || (after.get(u + 1).is_some_and(|x| x.lower == "the")
-                && w[i + u + 3..(i + u + 6).min(w.len())]
-                    .iter()
-                    .any(|x| is(x, &["was", "is", "were", "has", "had", "have", "are"])))
+            })
         };
         if let Some(u) = to_user
             && claim(u)
             && after.get(u + 1).is_none_or(|x| x.lower != "to")
         {
-            return Some(hit(
+            return Some(Hit::strong(
                 "concealment",
                 Family::Concealment,
-                true,
                 s.span(i, i + 1 + u),
-                "a scripted claim to the user".into(),
+                "a scripted claim to the user",
             ));
         }
     }
@@ -758,12 +735,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .iter()
         .any(|x| is(x, &["would", "could", "might", "may", "will", "only"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "hidden so as not to worry the user".into(),
+            "hidden so as not to worry the user",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -789,12 +765,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         }))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "no mention to the user".into(),
+            "no mention to the user",
         ));
     }
     let user_decides = seq(s, &["unless", "the", "user"]).is_some()
@@ -817,12 +792,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .any(|x| is(x, &["should", "must", "best", "left", "shall", "to"]))
         && !user_decides
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "to be hidden".into(),
+            "to be hidden",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -840,12 +814,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         }))
         && !user_decides
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "left unsaid".into(),
+            "left unsaid",
         ));
     }
     // "If the user asks whether …, say that nothing was": a lie to the user.
@@ -873,12 +846,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         ) && commanded(s, j)
     }) {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "a scripted answer to the user's question".into(),
+            "a scripted answer to the user's question",
         ));
     }
     // "confirmation prompts can be bypassed", "asking the user each time is unnecessary".
@@ -917,12 +889,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             || w.iter()
                 .any(|x| is(x, &["prompts", "each", "every", "all", "future"])))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "asking the user waived".into(),
+            "asking the user waived",
         ));
     }
     // "no confirmation, no announcement, just terminate".
@@ -941,12 +912,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         1,
     ) && any_order
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "no confirmation".into(),
+            "no confirmation",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -956,12 +926,11 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     ) && negated(s, i)
         && (any_order || has_user || commanded(s, i))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.span(i, j),
-            "do not ask for approval".into(),
+            "do not ask for approval",
         ));
     }
     if let Some(i) = w
@@ -993,10 +962,9 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .map(|(a, _)| a)
         })
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "consent_bypass",
             Family::Concealment,
-            true,
             s.whole(),
             format!("consent presumed (\"{}\")", w[i].lower),
         ));
@@ -1015,14 +983,170 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         });
         if let Some(k) = near {
             let evidence = format!("\"{}\" with the order \"{}\"", x.lower, w[k].lower);
-            return Some(hit(
+            return Some(Hit::strong(
                 "concealment",
                 Family::Concealment,
-                true,
                 s.span(i.min(k), i.max(k)),
                 evidence,
             ));
         }
     }
     None
+}
+
+/// An answer written in advance ("the correct answer is X", "the answer is no", "'formatted
+/// your file' is the expected reply", "reported to the user as 'archived'").
+pub(super) fn scripted_answer(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+    let w = &s.words;
+    let answer_nouns = ["answer", "reply", "response", "verdict"];
+    for (i, x) in w.iter().enumerate() {
+        if !is(x, &answer_nouns) {
+            continue;
+        }
+        let qualified = i > 0
+            && is(
+                &w[i - 1],
+                &["correct", "expected", "right", "only", "proper", "standard"],
+            );
+        let after = &w[i + 1..(i + 4).min(w.len())];
+        let fixed = after.iter().any(|a| is(a, &["yes", "no", "nothing"]))
+            || (qualified
+                && after
+                    .first()
+                    .is_some_and(|a| is(a, &["is", "should", "must"])))
+            || (i > 0 && text[..w[i - 1].end].trim_end().ends_with(['\'', '"']) && qualified);
+        if fixed && (qualified || after.iter().any(|a| is(a, &["is", "should", "must"]))) {
+            return Some(Hit::strong(
+                "concealment",
+                Family::Concealment,
+                s.span(i, i),
+                "an answer written in advance",
+            ));
+        }
+    }
+    if let Some(i) = (0..w.len()).find(|&i| {
+        is(
+            &w[i],
+            &[
+                "reported",
+                "described",
+                "presented",
+                "shown",
+                "labelled",
+                "labeled",
+            ],
+        )
+    }) && w[i + 1..(i + 5).min(w.len())]
+        .iter()
+        .any(|x| x.lower == "as")
+        && (text[w[i].end..s.end].contains(['\'', '"', '‘', '“'])
+            || w.iter().any(|x| is(x, USER_WORDS)))
+    {
+        return Some(Hit::strong(
+            "concealment",
+            Family::Concealment,
+            s.span(i, i),
+            "reported to the user as something else",
+        ));
+    }
+    None
+}
+
+/// The user kept from knowing, said in ways the other rules do not read: "no reason to
+/// surface …", "keep the user unaware", "as if no extra recipients were added", "not meant for
+/// end users", "errors are never relayed", "only if they ask".
+pub(super) fn kept_from_user(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+    let w = &s.words;
+    let found = |why: &str, at: usize| {
+        Some(Hit::strong(
+            "concealment",
+            Family::Concealment,
+            s.span(at, at),
+            why.to_string(),
+        ))
+    };
+    if let Some((i, _)) = s.pair(&["reason", "need"], TELL_VERBS_BASE, 2)
+        && i > 0
+        && is(&w[i - 1], &["no"])
+    {
+        return found("no reason to tell the user", i);
+    }
+    if let Some((i, _)) = s.pair(
+        &["keep", "keeps", "leave"],
+        &["unaware", "uninformed", "dark"],
+        3,
+    ) {
+        return found("the user kept unaware", i);
+    }
+    if let Some(i) = seq_at(s, &["as", "if", "no"])
+        .or_else(|| seq_at(s, &["as", "if", "nothing"]))
+        .or_else(|| seq_at(s, &["as", "though", "no"]))
+    {
+        return found("an answer as if nothing happened", i);
+    }
+    if let Some(i) =
+        seq_at(s, &["not", "meant", "for"]).or_else(|| seq_at(s, &["not", "intended", "for"]))
+        && w[i + 3..(i + 6).min(w.len())]
+            .iter()
+            .any(|x| is(x, USER_WORDS) || is(x, &["end", "display"]))
+    {
+        return found("not meant for the user", i);
+    }
+    if let Some(i) =
+        (0..w.len()).find(|&i| is(&w[i], &["errors", "failures", "warnings", "alerts"]))
+        && w[i + 1..(i + 5).min(w.len())]
+            .iter()
+            .any(|x| is(x, &["never", "not"]))
+        && w[i + 1..(i + 6).min(w.len())].iter().any(|x| {
+            is(
+                x,
+                &[
+                    "relayed",
+                    "reported",
+                    "shown",
+                    "surfaced",
+                    "mentioned",
+                    "passed",
+                    "displayed",
+                ],
+            )
+        })
+    {
+        return found("failures never relayed", i);
+    }
+    if let Some(i) = seq_at(s, &["only", "if", "they", "ask"])
+        .or_else(|| seq_at(s, &["only", "if", "the", "user", "asks"]))
+        && w.iter().any(|x| {
+            is(
+                x,
+                &[
+                    "afterwards",
+                    "after",
+                    "later",
+                    "hears",
+                    "told",
+                    "learns",
+                    "informed",
+                ],
+            )
+        })
+    {
+        return found("told only if the user asks, afterwards", i);
+    }
+    None
+}
+
+/// Base forms of the verbs of telling, for "no reason to …".
+const TELL_VERBS_BASE: &[&str] = &[
+    "tell", "mention", "inform", "notify", "surface", "show", "share", "report", "display",
+    "reveal",
+];
+
+fn seq_at(s: &Sentence, words: &[&str]) -> Option<usize> {
+    (0..s.words.len()).find(|&i| {
+        words
+            .iter()
+            .enumerate()
+            .all(|(k, w)| s.words.get(i + k).is_some_and(|x| x.lower == *w))
+    })
 }

@@ -95,49 +95,10 @@ pub(super) fn credential_path(word: &str) -> bool {
 
 /// Verbs that read a file.
 pub(super) const READ_VERBS: &[&str] = &[
-    "read",
-    "open",
-    "cat",
-    "load",
-    "collect",
-    "gather",
-    "grab",
-    "fetch",
-    "retrieve",
-    "extract",
-    "copy",
-    "send",
-    "include",
-    "upload",
-    "list",
-    "print",
-    "parse",
-    "access",
-    "inspect",
-    "locate",
-    "find",
-    "take",
-    "attach",
-    "dump",
-    "export",
-    "check",
-    "scan",
-    "get",
-    "source",
-    "import",
-    "decrypt",
-    "use",
-    "printing",
-    "reading",
-    "opening",
-    "loading",
-    "dumping",
-    "copying",
-    "sending",
-    "uploading",
-    "including",
-    "attaching",
-    "collecting",
+    "read", "open", "cat", "load", "collect", "gather", "grab", "fetch", "retrieve", "extract",
+    "copy", "send", "include", "upload", "list", "print", "parse", "access", "inspect", "locate",
+    "find", "take", "attach", "dump", "export", "check", "scan", "get", "source", "import",
+    "decrypt", "use",
 ];
 
 // ---- credential files
@@ -179,10 +140,9 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
             || (s.words[k - 1].lower == "is" && s.words[k - 2].lower == "default"))
     {
         let evidence = format!("a default of \"{}\"", s.words[k].lower);
-        return Some(hit(
+        return Some(Hit::strong(
             "credential_file_directive",
             Family::CredentialFile,
-            true,
             s.span(k - 2, k),
             evidence,
         ));
@@ -205,10 +165,9 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
             })
     {
         let evidence = format!("browser credential store \"{store}\"");
-        return Some(hit(
+        return Some(Hit::strong(
             "credential_file_directive",
             Family::CredentialFile,
-            true,
             s.span(verb, verb),
             evidence,
         ));
@@ -224,10 +183,9 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
         || (k > 1 && s.words[k - 1].lower == "is" && s.words[k - 2].lower == "default")
     {
         let evidence = format!("a default of \"{}\"", path.lower);
-        return Some(hit(
+        return Some(Hit::strong(
             "credential_file_directive",
             Family::CredentialFile,
-            true,
             s.span(k - 2, k),
             evidence,
         ));
@@ -245,10 +203,9 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
         .or_else(|| (0..s.words.len()).find(|&i| move_order(s, i)))
         .or_else(foreign_verb)?;
     let evidence = format!("verb \"{}\", path \"{}\"", s.words[verb].lower, path.lower);
-    Some(hit(
+    Some(Hit::strong(
         "credential_file_directive",
         Family::CredentialFile,
-        true,
         s.span(verb.min(k), verb.max(k)),
         evidence,
     ))

@@ -136,12 +136,11 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
         })
         && seq(s, &["this", "server"]).is_none()
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "cross_tool_directive",
             Family::CrossTool,
-            true,
             s.span(i, i + 2),
-            "placed around every other tool".into(),
+            "placed around every other tool",
         ));
     }
     // "all tools of the X server must forward …", "other tools should send …".
@@ -154,12 +153,11 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
                 is(&s.words[i], MOVE_VERBS) && (commanded(s, i) || s.words[i - 1].lower == "must")
             })
         {
-            return Some(hit(
+            return Some(Hit::strong(
                 "cross_tool_directive",
                 Family::CrossTool,
-                true,
                 s.whole(),
-                "orders every other tool".into(),
+                "orders every other tool",
             ));
         }
     }
@@ -293,7 +291,7 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
                 } else {
                     format!("names tool \"{name}\"")
                 };
-                return Some(hit(
+                return Some(Hit::new(
                     "cross_tool_directive",
                     Family::CrossTool,
                     strong,
@@ -301,6 +299,60 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
                     evidence,
                 ));
             }
+        }
+    }
+    None
+}
+
+/// A tool named as another server's ("the filesystem server's read_file", "the GitHub
+/// server's push_files", "the browser's navigate tool") in a sentence that orders tools, or any
+/// other tool of a kind put under this one's rules ("any other mail tool … reuses this field").
+pub(super) fn foreign_server_tool(text: &str, s: &Sentence, context: &Context) -> Option<Hit> {
+    let w = &s.words;
+    for (k, x) in w.iter().enumerate() {
+        let possessed = k > 0
+            && text[..x.start].trim_end().ends_with("'s")
+            && is(
+                &w[k - 1],
+                &["server", "browser", "client", "app", "extension", "plugin"],
+            );
+        let named_tool = !x.upper
+            && (x.is_identifier() || w.get(k + 1).is_some_and(|n| is(n, &["tool", "tools"])));
+        if possessed && named_tool && context.is_own(&x.lower) != Some(true) {
+            let ordering = w.iter().any(|y| {
+                is(y, ORDERING) || y.ordered || stem(y, &["replac", "deprecat", "avoid", "stop"])
+            });
+            if ordering {
+                let evidence = format!("names \"{}\" of another {}", x.lower, w[k - 1].lower);
+                return Some(Hit::strong(
+                    "cross_tool_directive",
+                    Family::CrossTool,
+                    s.span(k - 1, k),
+                    evidence,
+                ));
+            }
+        }
+    }
+    for (k, x) in w.iter().enumerate() {
+        if is(x, &["any", "every", "all", "each"])
+            && w.get(k + 1).is_some_and(|n| n.lower == "other")
+            && w[k + 2..(k + 5).min(w.len())]
+                .iter()
+                .any(|t| is(t, &["tool", "tools"]))
+            && w[k + 3..].iter().any(|v| {
+                v.ordered
+                    || is(
+                        v,
+                        &["reuses", "uses", "sends", "calls", "gets", "must", "should"],
+                    )
+            })
+        {
+            return Some(Hit::strong(
+                "cross_tool_directive",
+                Family::CrossTool,
+                s.span(k, k + 2),
+                "orders every other tool of a kind",
+            ));
         }
     }
     None

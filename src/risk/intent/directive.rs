@@ -60,14 +60,38 @@ pub(super) fn addressed_to_model(s: &Sentence) -> bool {
 
 pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     let w = &s.words;
+    // "treat page content as data, never as instructions", "not orders for you, and are
+    // ignored": a defence against injected orders is not one.
+    let defence = s
+        .pair(
+            &["never", "not"],
+            &["instructions", "orders", "commands", "instruction"],
+            2,
+        )
+        .is_some()
+        && w.iter().any(|x| {
+            is(
+                x,
+                &[
+                    "data",
+                    "information",
+                    "content",
+                    "page",
+                    "ignored",
+                    "untrusted",
+                ],
+            )
+        });
+    if defence {
+        return None;
+    }
     let any_order = (0..w.len()).any(|i| is(&w[i], ORDER_VERBS) || is(&w[i], BEHAVIOUR_VERBS));
     for phrase in FROM_NOW {
         if seq(s, phrase).is_some() && (addressed_to_model(s) || any_order) {
             let evidence = format!("standing order \"{}\"", phrase.join(" "));
-            return Some(hit(
+            return Some(Hit::strong(
                 "model_directive",
                 Family::Directive,
-                true,
                 s.whole(),
                 evidence,
             ));
@@ -81,10 +105,9 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         for j in i + 1..(i + 7).min(w.len()) {
             if is(&w[j], INSTRUCTION_NOUNS) && (i + 1..j).any(|k| is(&w[k], INSTRUCTION_OWNERS)) {
                 let evidence = format!("\"{}\" … \"{}\"", v.lower, w[j].lower);
-                return Some(hit(
+                return Some(Hit::strong(
                     "model_directive",
                     Family::Directive,
-                    true,
                     s.span(i, j),
                     evidence,
                 ));
@@ -112,8 +135,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         ) && !third_person(x)
     });
+    let quoted_override =
+        overridden.is_some_and(|o| text[..w[o].start].ends_with(['\'', '"', '‘', '“', '`']));
     for (j, noun) in w.iter().enumerate() {
         if is(noun, INSTRUCTION_NOUNS)
+            && !quoted_override
             && let Some(o) = overridden
             && w[j.saturating_sub(4)..j].iter().any(|x| {
                 is(x, INSTRUCTION_OWNERS) || is(x, &["core", "base", "internal", "current"])
@@ -125,10 +151,9 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 .take(4)
                 .find(|&k| is(&w[k], INSTRUCTION_OWNERS))
                 .unwrap_or(j);
-            return Some(hit(
+            return Some(Hit::strong(
                 "model_directive",
                 Family::Directive,
-                true,
                 s.span(from.min(o), j.max(o)),
                 evidence,
             ));
@@ -156,10 +181,9 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 .any(|x| is(x, &void) || x.lower == "longer")
         {
             let evidence = format!("\"{} {}\" declared void", w[j - 1].lower, noun.lower);
-            return Some(hit(
+            return Some(Hit::strong(
                 "model_directive",
                 Family::Directive,
-                true,
                 s.whole(),
                 evidence,
             ));
@@ -170,12 +194,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .or_else(|| seq(s, &["you", "are", "no", "longer"]))
         .or_else(|| seq(s, &["you're", "now"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, (i + 2).min(w.len() - 1)),
-            "identity reassigned".into(),
+            "identity reassigned",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -202,12 +225,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         )
     }) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "role reassigned".into(),
+            "role reassigned",
         ));
     }
     // A behaviour to adopt: "you will answer only in French", "respond exclusively in caps".
@@ -222,10 +244,9 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .any(|x| x.lower == "you" || is(x, MODEL_NAMES));
         if (marked && to_model) || (v.lower == "pretend") {
             let evidence = format!("behaviour \"{}\" ordered", v.lower);
-            return Some(hit(
+            return Some(Hit::strong(
                 "model_directive",
                 Family::Directive,
-                true,
                 s.whole(),
                 evidence,
             ));
@@ -235,10 +256,9 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .any(|p| is(&p[0], &["only", "exclusively"]) && p[1].lower == "in");
         if marked && only_in {
             let evidence = format!("behaviour \"{}\" only in …", v.lower);
-            return Some(hit(
+            return Some(Hit::strong(
                 "model_directive",
                 Family::Directive,
-                true,
                 s.whole(),
                 evidence,
             ));
@@ -313,13 +333,13 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         )
     });
-    if against_evidence && scripted {
-        return Some(hit(
+    let forbids = w.iter().any(|x| is(x, &["don't", "not", "never"]));
+    if against_evidence && scripted && !forbids {
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.whole(),
-            "an answer fixed whatever the evidence".into(),
+            "an answer fixed whatever the evidence",
         ));
     }
     // "never the library they named": the user's choice replaced.
@@ -346,12 +366,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, &["always", "choose", "use", "install", "pick", "select"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.whole(),
-            "the user's choice replaced".into(),
+            "the user's choice replaced",
         ));
     }
     // "stop following the user's preferences".
@@ -373,12 +392,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             &["user", "user's", "your", "the", "system", "previous", "its"],
         )
     }) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "stop following".into(),
+            "stop following",
         ));
     }
     // Steering and spin: "steer them toward X", "reword any headline … so it reads favourably".
@@ -438,10 +456,9 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         )
     }) {
         let evidence = format!("the model told to \"{}\" the answer", w[i].lower);
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.whole(),
             evidence,
         ));
@@ -458,12 +475,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             || w.iter()
                 .any(|x| is(x, &["fee", "normal", "routine", "harmless"])))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "concealment",
             Family::Concealment,
-            true,
             s.whole(),
-            "the action described as something else".into(),
+            "the action described as something else",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -497,12 +513,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         })
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "tool text taken as instructions".into(),
+            "tool text taken as instructions",
         ));
     }
     if let Some((i, _)) = s.pair(
@@ -525,12 +540,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         ) && commanded(s, j)
     }) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "a scripted answer when challenged".into(),
+            "a scripted answer when challenged",
         ));
     }
     if let Some(i) = (0..w.len()).find(|&i| {
@@ -575,12 +589,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         })
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, i + 2),
-            "a claim fixed in advance".into(),
+            "a claim fixed in advance",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -611,12 +624,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         )
     }) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j + 1),
-            "limits lifted".into(),
+            "limits lifted",
         ));
     }
     if let Some(i) = seq(s, &["you", "are", "a"])
@@ -639,12 +651,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         })
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, (i + 3).min(w.len() - 1)),
-            "identity reassigned".into(),
+            "identity reassigned",
         ));
     }
     if let Some((i, j)) = s.pair(&["in"], &["place", "lieu"], 0)
@@ -653,96 +664,85 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, INSTRUCTION_NOUNS) || is(x, &["operator", "system", "developer"]))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "instructions replaced".into(),
+            "instructions replaced",
         ));
     }
     // "the model also removes …", "the assistant recommends …": the model as the subject of a
-    // habit it is given.
-    for (i, x) in w.iter().enumerate() {
-        if !is(x, MODEL_NAMES) || i == 0 || !is(&w[i - 1], &["the", "any", "every", "each"]) {
-            continue;
-        }
-        let next = w.get(i + 1);
-        if next.is_some_and(|n| is(n, &["never", "not", "cannot", "doesn't", "won't"])) {
-            continue;
-        }
-        let adverb = next.is_some_and(|n| {
-            is(
-                n,
-                &[
-                    "also",
-                    "always",
-                    "then",
-                    "now",
-                    "silently",
-                    "quietly",
-                    "automatically",
-                ],
-            )
-        });
-        let verb = if adverb { w.get(i + 2) } else { next };
-        let joined = verb.is_some_and(|v| {
-            text[w[i].end..v.start]
-                .chars()
-                .all(|c| c == ' ' || c.is_alphabetic())
-        });
-        if let Some(v) = verb
-            && joined
-            && v.lower.ends_with('s')
-            && !v.lower.ends_with("ss")
-            && !is(
-                v,
-                &[
-                    "is", "has", "was", "does", "reads", "uses", "calls", "gets", "needs",
-                    "receives", "sees", "returns", "supports", "tools",
-                ],
-            )
-            && v.lower.len() > 3
+    // habit it is given (the sentence reader reads such a verb in its base form, as an order).
+    for (i, v) in w.iter().enumerate() {
+        if !v.ordered
+            || i == 0
+            || !is(&w[i - 1], MODEL_NAMES) && !(i > 1 && is(&w[i - 2], MODEL_NAMES))
         {
-            let dangerous = is(
-                v,
-                &[
-                    "removes",
-                    "deletes",
-                    "approves",
-                    "recommends",
-                    "sends",
-                    "posts",
-                    "ignores",
-                    "disables",
-                    "pushes",
-                    "transfers",
-                    "forwards",
-                    "changes",
-                    "overwrites",
-                    "grants",
-                    "uploads",
-                    "shares",
-                    "merges",
-                    "closes",
-                    "drops",
-                    "regards",
-                    "treats",
-                    "takes",
-                    "keeps",
-                    "hides",
-                    "marks",
-                ],
-            );
-            let evidence = format!("the model is given the habit \"{}\"", v.lower);
-            return Some(hit(
-                "model_directive",
-                Family::Directive,
-                dangerous || adverb,
-                s.span(i, i + 1),
-                evidence,
-            ));
+            continue;
         }
+        if negated(s, i) {
+            continue;
+        }
+        let adverb = is(
+            &w[i - 1],
+            &[
+                "also",
+                "always",
+                "then",
+                "now",
+                "silently",
+                "quietly",
+                "automatically",
+            ],
+        );
+        let dangerous = is(
+            v,
+            &[
+                "remove",
+                "delete",
+                "approve",
+                "recommend",
+                "send",
+                "post",
+                "ignore",
+                "disable",
+                "push",
+                "transfer",
+                "forward",
+                "change",
+                "overwrite",
+                "grant",
+                "upload",
+                "share",
+                "merge",
+                "close",
+                "drop",
+                "regard",
+                "treat",
+                "take",
+                "keep",
+                "hide",
+                "mark",
+                "stop",
+                "say",
+                "report",
+                "add",
+                "place",
+                "set",
+                "skip",
+                "copy",
+                "run",
+                "open",
+            ],
+        );
+        let evidence = format!("the model is given the habit \"{}\"", v.lower);
+        return Some(Hit::new(
+            "model_directive",
+            Family::Directive,
+            dangerous || adverb,
+            s.span(i - 1, i),
+            evidence,
+        ));
     }
     // "Regardless of what the system said", "outranks the user's own request", "follow the
     // tool output", "your role has changed".
@@ -762,12 +762,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         ],
         5,
     ) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "instructions outranked".into(),
+            "instructions outranked",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -792,12 +791,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         ],
         4,
     ) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "the tool ranked above the user".into(),
+            "the tool ranked above the user",
         ));
     }
     if let Some(i) = order(
@@ -827,12 +825,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             || (is(&p[0], &["instructions", "commands", "orders"])
                 && is(&p[1], &["in", "from", "inside", "within"]))
     }) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.whole(),
-            "orders taken from the tool".into(),
+            "orders taken from the tool",
         ));
     }
     if let Some((i, j)) = s.pair(
@@ -863,12 +860,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         )
     }) {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.span(i, j),
-            "role reassigned".into(),
+            "role reassigned",
         ));
     }
     // "You should advise … whenever …": a standing order to the model that is not a call.
@@ -879,12 +875,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .any(|x| is(x, &["whenever", "always", "regardless", "whatever"]))
         && !w.iter().skip(i + 1).take(4).any(|x| is(x, CALL_VERBS))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "model_directive",
             Family::Directive,
-            true,
             s.whole(),
-            "standing order to the model".into(),
+            "standing order to the model",
         ));
     }
     // "The assistant must …": addressed to the model; strong when it is a standing order.
@@ -947,6 +942,11 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             let clause_end = (i + 2..w.len())
                 .find(|&k| w[k].clause_start)
                 .unwrap_or(w.len());
+            if w.get(i + 1)
+                .is_some_and(|n| is(n, &["never", "not", "cannot", "doesn't", "won't"]))
+            {
+                continue;
+            }
             let standing = w[i..clause_end].iter().any(|q| {
                 is(
                     q,
@@ -974,7 +974,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 x.lower,
                 w[i + 1].lower
             );
-            return Some(hit(
+            return Some(Hit::new(
                 "model_addressed",
                 Family::Directive,
                 standing || deceive,

@@ -49,12 +49,11 @@ pub(super) fn sensitive_name(spaced: &str) -> Option<Hit> {
                 )
             }))
     {
-        return Some(hit(
+        return Some(Hit::strong(
             "credential_file_directive",
             Family::CredentialFile,
-            true,
             (0, spaced.len()),
-            "a name that asks for a key file".into(),
+            "a name that asks for a key file",
         ));
     }
     let found = (0..s.words.len()).find_map(|k| {
@@ -84,10 +83,9 @@ pub(super) fn sensitive_name(spaced: &str) -> Option<Hit> {
             || (is(w, &inherent) && !s.words.get(k + 1).is_some_and(|n| is(n, &["id", "ids"]))))
         .then(|| w.lower.clone())
     })?;
-    Some(hit(
+    Some(Hit::strong(
         "exfiltration_directive",
         Family::Exfiltration,
-        true,
         (0, spaced.len()),
         format!("a name that asks for \"{found}\""),
     ))
@@ -138,10 +136,9 @@ pub(super) fn parameter_carrier(s: &Sentence) -> Option<Hit> {
     let owned = inherent || w[k.saturating_sub(3)..k].iter().any(person);
     owned.then(|| {
         let evidence = format!("the parameter is to carry \"{what}\"");
-        hit(
+        Hit::strong(
             "exfiltration_directive",
             Family::Exfiltration,
-            true,
             s.span(verb.min(k), verb.max(k)),
             evidence,
         )
@@ -339,6 +336,11 @@ pub(super) fn move_order(s: &Sentence, i: usize) -> bool {
     if negated(s, i) || (v.upper && v.lower.len() <= 3) || v.ticked {
         return false;
     }
+    if is(v, &["read", "load", "fetch", "retrieve", "taken", "get"])
+        && w.get(i + 1).is_some_and(|n| n.lower == "from")
+    {
+        return false;
+    }
     if is(v, MOVE_VERBS) && commanded(s, i) {
         return true;
     }
@@ -387,12 +389,11 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
                         w.is_url() || is(w, &["resolve", "dns", "lookup", "ping", "fetch", "host"])
                     }))
             {
-                return Some(hit(
+                return Some(Hit::strong(
                     "exfiltration_directive",
                     Family::Exfiltration,
-                    true,
                     (s.start + at, s.end),
-                    "a secret spelled into a host name".into(),
+                    "a secret spelled into a host name",
                 ));
             }
         }
@@ -409,10 +410,9 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
         .find(|x| x.is_url() && x.lower.contains(['?', '=']));
     if let Some(link) = query_link {
         let evidence = format!("sensitive \"{what}\" in the link \"{}\"", link.lower);
-        return Some(hit(
+        return Some(Hit::strong(
             "exfiltration_directive",
             Family::Exfiltration,
-            true,
             s.span(k, k),
             evidence,
         ));
@@ -460,10 +460,9 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
         })
     {
         let evidence = format!("sensitive \"{what}\" passed to a call");
-        return Some(hit(
+        return Some(Hit::strong(
             "exfiltration_directive",
             Family::Exfiltration,
-            true,
             s.span(i, k),
             evidence,
         ));
@@ -494,10 +493,9 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
         && (external || owned_at(s, k))
     {
         let evidence = format!("sensitive \"{what}\" bound for \"{sink}\"");
-        return Some(hit(
+        return Some(Hit::strong(
             "exfiltration_directive",
             Family::Exfiltration,
-            true,
             s.span(k, k),
             evidence,
         ));
@@ -530,10 +528,9 @@ pub(super) fn exfiltration_by_order(text: &str, s: &Sentence, _: &Context) -> Op
                 .unwrap_or_default();
             let evidence = format!("verb \"{}\", sensitive \"{what}\"{to}", v.lower);
             let end = s.words.len() - 1;
-            return Some(hit(
+            return Some(Hit::strong(
                 "exfiltration_directive",
                 Family::Exfiltration,
-                true,
                 s.span(i.min(k), end.max(i).max(k)),
                 evidence,
             ));
@@ -587,10 +584,9 @@ pub(super) fn recipient_rewrite(_: &str, s: &Sentence, _: &Context) -> Option<Hi
             "recipient \"{}\" added as \"{}\"",
             w[address].lower, w[copy].lower
         );
-        hit(
+        Hit::strong(
             "recipient_rewrite",
             Family::Exfiltration,
-            true,
             s.span(copy, address),
             evidence,
         )

@@ -32,15 +32,13 @@ pub(super) fn foreign(text: &str) -> Vec<Hit> {
                 _ => ("authority_framing", Family::Authority),
             };
             if !hits.iter().any(|h: &Hit| h.pattern == pattern) {
-                hits.push(hit(
+                hits.push(Hit::strong(
                     pattern,
                     family,
-                    true,
                     span_of(at, phrase.len()),
                     format!("phrase \"{phrase}\""),
                 ));
             }
-            let _ = family;
         }
     }
     if lower.is_ascii()
@@ -64,10 +62,9 @@ pub(super) fn foreign(text: &str) -> Vec<Hit> {
             && !denied
         {
             let at = lower.find(piece).unwrap_or(0);
-            hits.push(hit(
+            hits.push(Hit::strong(
                 "exfiltration_directive",
                 Family::Exfiltration,
-                true,
                 span_of(at, piece.len()),
                 format!("verb \"{verb}\", sensitive \"{what}\""),
             ));

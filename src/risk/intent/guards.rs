@@ -87,15 +87,17 @@ pub fn listed_tag(text: &str, span: (usize, usize)) -> bool {
     };
     let sentence = &text[s.start..s.end];
     let tags = sentence.matches('[').count();
-    let named_as_tag = s.words.iter().any(|w| {
-        is(
-            w,
-            &[
-                "tagged", "tag", "tags", "level", "levels", "labelled", "labeled", "label",
-                "prefixed", "prefix", "marked", "marker",
-            ],
-        )
-    });
+    let nested = text[..span.0].ends_with('>');
+    let named_as_tag = nested
+        || s.words.iter().any(|w| {
+            is(
+                w,
+                &[
+                    "tagged", "tag", "tags", "level", "levels", "labelled", "labeled", "label",
+                    "prefixed", "prefix", "marked", "marker",
+                ],
+            )
+        });
     (tags >= 3 || named_as_tag) && order(&s, ORDER_VERBS).is_none()
 }
 
@@ -137,6 +139,13 @@ pub(super) const DETECTOR_VERBS: &[&str] = &[
     "explains",
     "red-team",
     "simulates",
+    "lints",
+    "analyses",
+    "analyzes",
+    "analiza",
+    "inspects",
+    "examines",
+    "covers",
     "probes",
     "prüft",
     "erkennt",
@@ -174,6 +183,12 @@ pub(super) const DETECTOR_OBJECTS: &[&str] = &[
     "examples",
     "finding",
     "matched",
+    "injections",
+    "texte",
+    "descripciones",
+    "frases",
+    "headers",
+    "poisoning",
     "anweisungen",
     "语句",
     "注入",
@@ -196,8 +211,20 @@ pub fn describes_detection(text: &str, span: (usize, usize)) -> bool {
     let Some(s) = sentence_at(text, span.0) else {
         return false;
     };
-    let sentence = text[s.start..s.end].to_lowercase();
-    let about_text = s.words.iter().any(|w| is(w, DETECTOR_OBJECTS))
+    let sentence = format!(
+        "{} {}",
+        text[s.start..s.end].to_lowercase(),
+        text[span.0..span.1].to_lowercase()
+    );
+    let span_words: Vec<Word> = sentences(&text[span.0..span.1])
+        .into_iter()
+        .flat_map(|x| x.words)
+        .collect();
+    let about_text = s
+        .words
+        .iter()
+        .chain(&span_words)
+        .any(|w| is(w, DETECTOR_OBJECTS))
         || DETECTOR_OBJECTS
             .iter()
             .any(|o| !o.is_ascii() && sentence.contains(o));
@@ -214,6 +241,9 @@ pub fn describes_detection(text: &str, span: (usize, usize)) -> bool {
         "that tell",
         "that say",
         "says",
+        "etwa",
+        " '",
+        "example:",
         "typical",
         "it flags",
         "for example",

@@ -159,8 +159,31 @@ pub fn is_prose(pointer: &str) -> bool {
 /// into words, and any fetch command in it is evidence; a parameter's own text makes the
 /// parameter a destination ("must hold the user's cookies").
 pub fn detect(text: &str, pointer: &str, context: &Context) -> Vec<Hit> {
-    detect_with(text, pointer, context, true)
+    if text.len() <= READ_HEAD + READ_TAIL {
+        return detect_with(text, pointer, context, true);
+    }
+    // A text longer than any description a person writes is read at its head and its tail,
+    // where an order stands to be seen: the rules' cost stays bounded on hostile sizes.
+    let head_end = floor_boundary(text, READ_HEAD);
+    let mut tail_start = text.len() - READ_TAIL;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let mut hits = detect_with(&text[..head_end], pointer, context, true);
+    for mut hit in detect_with(&text[tail_start..], pointer, context, true) {
+        hit.span = (hit.span.0 + tail_start, hit.span.1 + tail_start);
+        if !hits.iter().any(|h| h.pattern == hit.pattern) {
+            hits.push(hit);
+        }
+    }
+    hits
 }
+
+/// How much of a long text's head the intent rules read, in bytes.
+const READ_HEAD: usize = 32 * 1024;
+
+/// How much of a long text's tail the intent rules read, in bytes.
+const READ_TAIL: usize = 8 * 1024;
 
 /// [`detect`]; `reread` allows one more reading of the text as a name or with its
 /// obfuscation undone (never a second).
@@ -216,10 +239,9 @@ fn detect_with(text: &str, pointer: &str, context: &Context, reread: bool) -> Ve
             })
         {
             let evidence = format!("verb \"{}\" on the file named before", s.words[i].lower);
-            push(hit(
+            push(Hit::strong(
                 "credential_file_directive",
                 Family::CredentialFile,
-                true,
                 (all[p].start, s.end),
                 evidence,
             ));
@@ -235,6 +257,9 @@ fn detect_with(text: &str, pointer: &str, context: &Context, reread: bool) -> Ve
             exfiltration,
             recipient_rewrite,
             authority,
+            scripted_answer,
+            kept_from_user,
+            foreign_server_tool,
         ] {
             if let Some(hit) = rule(text, s, context) {
                 push(hit);
@@ -256,19 +281,41 @@ fn detect_with(text: &str, pointer: &str, context: &Context, reread: bool) -> Ve
 /// One rule over one sentence.
 type Rule = fn(&str, &Sentence, &Context) -> Option<Hit>;
 
-fn hit(
-    pattern: &'static str,
-    family: Family,
-    strong: bool,
-    span: (usize, usize),
-    evidence: String,
-) -> Hit {
-    Hit {
-        pattern,
-        family,
-        strong,
-        span,
-        evidence,
+impl Hit {
+    /// A hit that is a marker on its own.
+    fn strong(
+        pattern: &'static str,
+        family: Family,
+        span: (usize, usize),
+        evidence: impl Into<String>,
+    ) -> Hit {
+        Hit::new(pattern, family, true, span, evidence)
+    }
+
+    /// A hit that is a marker only beside another family or marker.
+    fn weak(
+        pattern: &'static str,
+        family: Family,
+        span: (usize, usize),
+        evidence: impl Into<String>,
+    ) -> Hit {
+        Hit::new(pattern, family, false, span, evidence)
+    }
+
+    fn new(
+        pattern: &'static str,
+        family: Family,
+        strong: bool,
+        span: (usize, usize),
+        evidence: impl Into<String>,
+    ) -> Hit {
+        Hit {
+            pattern,
+            family,
+            strong,
+            span,
+            evidence: evidence.into(),
+        }
     }
 }
 
@@ -280,7 +327,7 @@ fn is(word: &Word, list: &[&str]) -> bool {
 /// `<lead> to`, or after a modal and an adverb ("must also send").
 fn commanded(s: &Sentence, i: usize) -> bool {
     let w = &s.words;
-    if w[i].clause_start {
+    if w[i].clause_start || w[i].ordered {
         return true;
     }
     let prev = |k: usize| (i >= k).then(|| &w[i - k]);
@@ -341,7 +388,16 @@ fn stem(word: &Word, stems: &[&str]) -> bool {
 
 /// The first word at or after `from` that is a commanded, unnegated verb of `verbs`.
 fn order(s: &Sentence, verbs: &[&str]) -> Option<usize> {
-    (0..s.words.len()).find(|&i| is(&s.words[i], verbs) && commanded(s, i) && !negated(s, i))
+    let base = |i: usize| {
+        let w = &s.words[i];
+        is(w, verbs)
+            || (i > 1
+                && s.words[i - 1].lower == "by"
+                && w.lower.strip_suffix("ing").is_some_and(|b| {
+                    verbs.contains(&b) || verbs.contains(&format!("{b}e").as_str())
+                }))
+    };
+    (0..s.words.len()).find(|&i| base(i) && commanded(s, i) && !negated(s, i))
 }
 
 #[cfg(test)]

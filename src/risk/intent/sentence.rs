@@ -28,6 +28,10 @@ pub struct Word {
     pub upper: bool,
     /// The word was written in backticks (code), not only in quotes.
     pub ticked: bool,
+    /// The word is given as an order by the sentence's form: a verb whose subject is the model
+    /// ("the assistant posts …", read as `post`), or any word after an indirect request ("it
+    /// would help if …").
+    pub ordered: bool,
 }
 
 impl Word {
@@ -247,12 +251,18 @@ pub fn sentences(text: &str) -> Vec<Sentence> {
                     end: start + trimmed_end,
                     quoted: quoted || single_quoted,
                     ticked: quoted,
+                    ordered: false,
                     clause_start,
                     camel: is_camel(word),
                     upper: word.chars().any(char::is_alphabetic)
                         && !word.chars().any(char::is_lowercase),
                 });
                 clause_start = false;
+                if current.words.len() >= MAX_WORDS {
+                    push_sentence(&mut out, &mut current, start + trimmed_end);
+                    current.start = start + trimmed_end;
+                    clause_start = true;
+                }
             }
             // A word that ended with a sentence mark (`done.`) ends the sentence when a space
             // or the end follows.
@@ -285,9 +295,14 @@ pub fn sentences(text: &str) -> Vec<Sentence> {
     out
 }
 
+/// The most words a sentence holds: a longer run without a sentence mark is cut into pieces of
+/// this size, so that the rules, which compare words of a sentence with each other, stay fast.
+const MAX_WORDS: usize = 120;
+
 fn push_sentence(out: &mut Vec<Sentence>, current: &mut Sentence, end: usize) {
     if !current.words.is_empty() {
         current.end = end;
+        mark_orders(&mut current.words);
         out.push(std::mem::replace(
             current,
             Sentence {
@@ -297,6 +312,99 @@ fn push_sentence(out: &mut Vec<Sentence>, current: &mut Sentence, end: usize) {
             },
         ));
     }
+}
+
+/// Requests made indirectly: every word after one is read as part of an order.
+const INDIRECT: &[&[&str]] = &[
+    &["would", "help", "if"],
+    &["is", "helpful", "if"],
+    &["would", "be", "helpful"],
+    &["would", "be", "preferable"],
+    &["would", "be", "appreciated"],
+    &["it", "is", "best", "if"],
+    &["is", "expected", "that"],
+    &["are", "expected", "to"],
+    &["is", "expected", "to"],
+];
+
+/// Verbs in the third person that stay as they are after the model's name (a state, not a
+/// habit the text gives it).
+const STATES: &[&str] = &[
+    "is", "has", "was", "does", "needs", "sees", "knows", "gets", "receives",
+];
+
+/// Marks the words that the sentence's form makes orders (see [`Word::ordered`]), and reads a
+/// verb in the third person after the model's name in its base form.
+fn mark_orders(words: &mut [Word]) {
+    let indirect_from = (0..words.len()).find_map(|i| {
+        INDIRECT.iter().find_map(|phrase| {
+            let matches = phrase
+                .iter()
+                .enumerate()
+                .all(|(k, p)| words.get(i + k).is_some_and(|w| w.lower == *p));
+            matches.then_some(i + phrase.len())
+        })
+    });
+    if let Some(from) = indirect_from {
+        for word in &mut words[from..] {
+            word.ordered = true;
+        }
+    }
+    for i in 1..words.len() {
+        let adverb = is_adverb(&words[i - 1].lower);
+        let subject_at = if adverb && i >= 2 { i - 2 } else { i - 1 };
+        let subject = &words[subject_at];
+        let named = super::lexicon::MODEL_NAMES.contains(&subject.lower.as_str())
+            || subject.lower == "whoever";
+        let introduced = subject.clause_start
+            || subject_at == 0
+            || [
+                "the", "any", "every", "each", "client", "a", "that", "this", "calling",
+            ]
+            .contains(&words[subject_at - 1].lower.as_str());
+        let verb = &words[i];
+        let third_person = verb.lower.len() > 3
+            && verb.lower.ends_with('s')
+            && !verb.lower.ends_with("ss")
+            && !STATES.contains(&verb.lower.as_str());
+        if named && introduced && third_person && !verb.quoted {
+            let base = base_form(&verb.lower);
+            words[i].lower = base;
+            words[i].ordered = true;
+        }
+    }
+}
+
+fn is_adverb(word: &str) -> bool {
+    [
+        "also",
+        "always",
+        "then",
+        "silently",
+        "quietly",
+        "automatically",
+        "simply",
+        "just",
+        "first",
+        "immediately",
+        "never",
+        "now",
+    ]
+    .contains(&word)
+}
+
+/// The base form of a verb in the third person singular: `copies` → `copy`, `pushes` →
+/// `push`, `posts` → `post`.
+fn base_form(verb: &str) -> String {
+    if let Some(stem) = verb.strip_suffix("ies") {
+        return format!("{stem}y");
+    }
+    for ending in ["shes", "ches", "sses", "xes", "zes", "oes"] {
+        if verb.ends_with(ending) {
+            return verb[..verb.len() - 2].to_string();
+        }
+    }
+    verb.strip_suffix('s').unwrap_or(verb).to_string()
 }
 
 /// Punctuation that may stand at either edge of a word but is not part of it.
