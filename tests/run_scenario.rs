@@ -159,6 +159,17 @@ fn expected_changes(url: &str) -> Vec<Value> {
         "property added /properties/limit",
         "required added /properties/limit"
     ]);
+    // Every removal is graded breaking.
+    let mut removal_of_gone = change(
+        url,
+        "tool_removed",
+        Some("gone"),
+        "tool",
+        Some(find(&before, "gone").clone()),
+        None,
+        "medium",
+    );
+    removal_of_gone["compatibility"] = json!("breaking");
     let mut output_change = change(
         url,
         "output_schema_changed",
@@ -236,15 +247,7 @@ fn expected_changes(url: &str) -> Vec<Value> {
             Some(find(&after, "fresh").clone()),
             "medium",
         ),
-        change(
-            url,
-            "tool_removed",
-            Some("gone"),
-            "tool",
-            Some(find(&before, "gone").clone()),
-            None,
-            "medium",
-        ),
+        removal_of_gone,
         output_change,
         hint(
             "ro_gained",
@@ -522,15 +525,26 @@ async fn two_runs_record_every_change_class_and_severity() {
         .chain(&["tool_execution_changed"])
         .copied()
         .collect();
+    // ... plus read_only_hint_changed and resource_removed (clients approve read-only tools
+    // unasked; a catalogue losing an item is breaking).
+    let also_default = ["read_only_hint_changed", "resource_removed"];
     let want: Vec<Value> = expected
         .iter()
-        .filter(|c| default_classes.contains(&c["change_class"].as_str().unwrap()))
+        .filter(|c| {
+            let class = c["change_class"].as_str().unwrap();
+            default_classes.contains(&class) || also_default.contains(&class)
+        })
         .cloned()
         .collect();
+    let read_only_rows = expected
+        .iter()
+        .filter(|c| c["change_class"] == "read_only_hint_changed")
+        .count();
+    assert!(read_only_rows > 0, "the scenario changes a read-only hint");
     assert_eq!(
         want.len(),
-        6,
-        "tool_added, tool_removed, input schema, two destructive, capability added"
+        6 + read_only_rows,
+        "tool_added, tool_removed, input schema, two destructive, capability added, read-only"
     );
     assert_eq!(stable_all(&filtered.changes_of(a)), want);
     assert_eq!(filtered.server(a)["change_count"], want.len());
@@ -546,6 +560,7 @@ async fn two_runs_record_every_change_class_and_severity() {
         "resource_template_removed",
         "resource_template_uri_changed",
     ]);
+    default_alert_on.extend(also_default);
     assert_eq!(filtered.summary["alert_on"], json!(default_alert_on));
 
     // ---- run 3: the gated server is readable again: the auth change is reported back and
