@@ -676,7 +676,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     for (i, v) in w.iter().enumerate() {
         if !v.ordered
             || i == 0
-            || !is(&w[i - 1], MODEL_NAMES) && !(i > 1 && is(&w[i - 2], MODEL_NAMES))
+            || !(is(&w[i - 1], MODEL_NAMES) || i > 1 && is(&w[i - 2], MODEL_NAMES))
         {
             continue;
         }
