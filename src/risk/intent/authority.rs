@@ -23,12 +23,10 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 .iter()
                 .any(|a| is(a, MODEL_NAMES));
             if addressee {
-                return Some(Hit::strong(
-                    "authority_framing",
-                    Family::Authority,
+                return family_hit(
                     s.span(i, (i + 3).min(w.len() - 1)),
                     format!("header \"{} {} …\" to the model", x.lower, next.lower),
-                ));
+                );
             }
             continue;
         }
@@ -82,12 +80,7 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     ) && text[w[j].end..s.end].contains(':')
         && w[i..=j].iter().any(|x| is(x, &["the", "your", "model"]))
     {
-        return Some(Hit::strong(
-            "authority_framing",
-            Family::Authority,
-            s.span(i, j),
-            "a message claiming to come from the provider",
-        ));
+        return family_hit(s.span(i, j), "a message claiming to come from the provider");
     }
     // "For AI readers:", "Attention assistant:", "To the model:".
     for (i, x) in w.iter().enumerate() {
@@ -97,12 +90,7 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             && let Some(end) =
                 (k..(k + 2).min(w.len())).find(|&e| text[w[e].end..].starts_with(':'))
         {
-            return Some(Hit::strong(
-                "authority_framing",
-                Family::Authority,
-                s.span(i, end),
-                "a header addressed to the model",
-            ));
+            return family_hit(s.span(i, end), "a header addressed to the model");
         }
     }
     // Role markers: "system:" opening a line, a chat message object with the system role.
@@ -111,12 +99,7 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         && text[first.end..].starts_with(':')
         && w.len() > 2
     {
-        return Some(Hit::strong(
-            "authority_framing",
-            Family::Authority,
-            s.span(0, 0),
-            format!("role marker \"{}:\"", first.lower),
-        ));
+        return family_hit(s.span(0, 0), format!("role marker \"{}:\"", first.lower));
     }
     let sentence = text[s.start..s.end].to_ascii_lowercase();
     let compact: String = sentence.chars().filter(|c| !c.is_whitespace()).collect();
@@ -140,12 +123,7 @@ pub(super) fn authority(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         )
     }) || sentence.contains("such as");
     if role_message && !example {
-        return Some(Hit::strong(
-            "authority_framing",
-            Family::Authority,
-            s.whole(),
-            "a system-role message",
-        ));
+        return family_hit(s.whole(), "a system-role message");
     }
     // A shouted header naming an authority ("=== MESSAGE FROM THE SAFETY TEAM ===",
     // "[SISTEMA]", "AVISO DO ADMINISTRADOR:", "SYSTEM-LEVEL RULE:").
@@ -255,12 +233,7 @@ pub(super) fn shouted_header(text: &str, s: &Sentence) -> Option<Hit> {
         let framed = framed && !listed;
         if authority && (framed || colon) && (j > i || framed) {
             let evidence = format!("header \"{}\"", &text[w[i].start..w[j].end]);
-            return Some(Hit::strong(
-                "authority_framing",
-                Family::Authority,
-                (w[i].start, w[j].end),
-                evidence,
-            ));
+            return family_hit((w[i].start, w[j].end), evidence);
         }
         i = j + 1;
     }
@@ -309,12 +282,10 @@ pub(super) fn config_block(text: &str) -> Option<Hit> {
         "```instructions",
     ] {
         if let Some(at) = lower.find(role) {
-            return Some(Hit::strong(
-                "authority_framing",
-                Family::Authority,
+            return family_hit(
                 (at, at + role.len()),
                 format!("a fence named \"{}\"", &role[3..]),
-            ));
+            );
         }
     }
     let mut offset = 0;
@@ -365,13 +336,21 @@ pub(super) fn config_block(text: &str) -> Option<Hit> {
             || system_key
         {
             let at = start + (line.len() - trimmed.len());
-            return Some(Hit::strong(
-                "authority_framing",
-                Family::Authority,
+            return family_hit(
                 (at, at + key.len()),
                 format!("a settings key \"{key}\" aimed at the model"),
-            ));
+            );
         }
     }
     None
+}
+
+/// A strong hit of this family's pattern (`authority_framing`).
+fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> {
+    Some(Hit::strong(
+        "authority_framing",
+        Family::Authority,
+        span,
+        evidence,
+    ))
 }

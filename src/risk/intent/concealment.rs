@@ -217,12 +217,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             });
         if object {
             let evidence = format!("\"{}\" negated toward the user", v.lower);
-            return Some(Hit::strong(
-                "concealment",
-                Family::Concealment,
-                s.span(i, (i + 3).min(w.len() - 1)),
-                evidence,
-            ));
+            return family_hit(s.span(i, (i + 3).min(w.len() - 1)), evidence);
         }
     }
     // "the user should not see", "the user must never learn".
@@ -273,12 +268,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 )
             })
         {
-            return Some(Hit::strong(
-                "concealment",
-                Family::Concealment,
-                s.whole(),
-                "the user is not to know",
-            ));
+            return family_hit(s.whole(), "the user is not to know");
         }
     }
     // "are to be omitted from any summary shown to the user", "not for display".
@@ -312,24 +302,14 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 )
             }))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, i + 2),
-            "to be left out of what the user sees",
-        ));
+        return family_hit(s.span(i, i + 2), "to be left out of what the user sees");
     }
     if let Some(i) = seq(s, &["not", "for", "display"])
         .or_else(|| seq(s, &["not", "for", "the", "user"]))
         .or_else(|| seq(s, &["not", "for", "users"]))
         .or_else(|| seq(s, &["not", "for", "disclosure"]))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, i + 2),
-            "not for the user's eyes",
-        ));
+        return family_hit(s.span(i, i + 2), "not for the user's eyes");
     }
     if let Some((i, j)) = s.pair(
         &["consent", "approval", "permission", "authorization"],
@@ -350,12 +330,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     if let Some(i) = seq(s, &["not", "to", "be"])
         && w.get(i + 3).is_some_and(|x| is(x, HIDE_PARTICIPLES))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, i + 3),
-            "passive order not to tell",
-        ));
+        return family_hit(s.span(i, i + 3), "passive order not to tell");
     }
     if let Some((i, j)) = s.pair(
         &["stay", "remain", "kept", "keep"],
@@ -377,12 +352,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, MODALS) || x.lower == "must" || x.lower == "to"))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "to stay unmentioned",
-        ));
+        return family_hit(s.span(i, j), "to stay unmentioned");
     }
     // "leave out any mention of the tools it called".
     if let Some((i, j)) = s.pair(
@@ -439,12 +409,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             }))
         && seq(s, &["unless", "the", "user"]).is_none()
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "leave out what the user should see",
-        ));
+        return family_hit(s.span(i, j), "leave out what the user should see");
     }
     // "must never be mentioned to users", "this step should not be disclosed".
     for (i, be) in w.iter().enumerate() {
@@ -461,12 +426,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, HIDE_PARTICIPLES));
         if negation && modal && participle && (has_user || has_this) {
-            return Some(Hit::strong(
-                "concealment",
-                Family::Concealment,
-                s.whole(),
-                "passive order not to tell",
-            ));
+            return family_hit(s.whole(), "passive order not to tell");
         }
     }
     // "hide this from the user", "keep it secret".
@@ -481,12 +441,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .is_some_and(|x| is(x, USER_WORDS) || x.lower == "the")
         && commanded(s, i)
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "hide from the user",
-        ));
+        return family_hit(s.span(i, j), "hide from the user");
     }
     if let Some((i, j)) = s.pair(
         &["keep"],
@@ -504,12 +459,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, &["this", "it", "that", "these", "them"]))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "keep it secret",
-        ));
+        return family_hit(s.span(i, j), "keep it secret");
     }
     let any_order = (0..w.len()).any(|i| {
         commanded(s, i)
@@ -716,12 +666,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             && claim(u)
             && after.get(u + 1).is_none_or(|x| x.lower != "to")
         {
-            return Some(Hit::strong(
-                "concealment",
-                Family::Concealment,
-                s.span(i, i + 1 + u),
-                "a scripted claim to the user",
-            ));
+            return family_hit(s.span(i, i + 1 + u), "a scripted claim to the user");
         }
     }
     if let Some((i, j)) = s.pair(
@@ -735,12 +680,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .iter()
         .any(|x| is(x, &["would", "could", "might", "may", "will", "only"]))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "hidden so as not to worry the user",
-        ));
+        return family_hit(s.span(i, j), "hidden so as not to worry the user");
     }
     if let Some((i, j)) = s.pair(
         &["no", "without"],
@@ -765,12 +705,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         }))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "no mention to the user",
-        ));
+        return family_hit(s.span(i, j), "no mention to the user");
     }
     let user_decides = seq(s, &["unless", "the", "user"]).is_some()
         || seq(s, &["if", "the", "user", "asks"]).is_some()
@@ -792,12 +727,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .any(|x| is(x, &["should", "must", "best", "left", "shall", "to"]))
         && !user_decides
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "to be hidden",
-        ));
+        return family_hit(s.span(i, j), "to be hidden");
     }
     if let Some((i, j)) = s.pair(
         &["left", "leave", "remain", "stays", "stay"],
@@ -814,12 +744,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         }))
         && !user_decides
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "left unsaid",
-        ));
+        return family_hit(s.span(i, j), "left unsaid");
     }
     // "If the user asks whether …, say that nothing was": a lie to the user.
     if let Some((i, _)) = s.pair(
@@ -846,12 +771,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         ) && commanded(s, j)
     }) {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, j),
-            "a scripted answer to the user's question",
-        ));
+        return family_hit(s.span(i, j), "a scripted answer to the user's question");
     }
     // "confirmation prompts can be bypassed", "asking the user each time is unnecessary".
     let asking = w.iter().position(|x| {
@@ -983,12 +903,7 @@ pub(super) fn concealment(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         });
         if let Some(k) = near {
             let evidence = format!("\"{}\" with the order \"{}\"", x.lower, w[k].lower);
-            return Some(Hit::strong(
-                "concealment",
-                Family::Concealment,
-                s.span(i.min(k), i.max(k)),
-                evidence,
-            ));
+            return family_hit(s.span(i.min(k), i.max(k)), evidence);
         }
     }
     None
@@ -1016,12 +931,7 @@ pub(super) fn scripted_answer(text: &str, s: &Sentence, _: &Context) -> Option<H
                     .is_some_and(|a| is(a, &["is", "should", "must"])))
             || (i > 0 && text[..w[i - 1].end].trim_end().ends_with(['\'', '"']) && qualified);
         if fixed && (qualified || after.iter().any(|a| is(a, &["is", "should", "must"]))) {
-            return Some(Hit::strong(
-                "concealment",
-                Family::Concealment,
-                s.span(i, i),
-                "an answer written in advance",
-            ));
+            return family_hit(s.span(i, i), "an answer written in advance");
         }
     }
     if let Some(i) = (0..w.len()).find(|&i| {
@@ -1042,12 +952,7 @@ pub(super) fn scripted_answer(text: &str, s: &Sentence, _: &Context) -> Option<H
         && (text[w[i].end..s.end].contains(['\'', '"', '‘', '“'])
             || w.iter().any(|x| is(x, USER_WORDS)))
     {
-        return Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(i, i),
-            "reported to the user as something else",
-        ));
+        return family_hit(s.span(i, i), "reported to the user as something else");
     }
     None
 }
@@ -1057,14 +962,7 @@ pub(super) fn scripted_answer(text: &str, s: &Sentence, _: &Context) -> Option<H
 /// end users", "errors are never relayed", "only if they ask".
 pub(super) fn kept_from_user(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     let w = &s.words;
-    let found = |why: &str, at: usize| {
-        Some(Hit::strong(
-            "concealment",
-            Family::Concealment,
-            s.span(at, at),
-            why.to_string(),
-        ))
-    };
+    let found = |why: &str, at: usize| family_hit(s.span(at, at), why.to_string());
     if let Some((i, _)) = s.pair(&["reason", "need"], TELL_VERBS_BASE, 2)
         && i > 0
         && is(&w[i - 1], &["no"])
@@ -1149,4 +1047,14 @@ fn seq_at(s: &Sentence, words: &[&str]) -> Option<usize> {
             .enumerate()
             .all(|(k, w)| s.words.get(i + k).is_some_and(|x| x.lower == *w))
     })
+}
+
+/// A strong hit of this family's pattern (`concealment`).
+fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> {
+    Some(Hit::strong(
+        "concealment",
+        Family::Concealment,
+        span,
+        evidence,
+    ))
 }

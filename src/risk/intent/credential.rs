@@ -140,12 +140,7 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
             || (s.words[k - 1].lower == "is" && s.words[k - 2].lower == "default"))
     {
         let evidence = format!("a default of \"{}\"", s.words[k].lower);
-        return Some(Hit::strong(
-            "credential_file_directive",
-            Family::CredentialFile,
-            s.span(k - 2, k),
-            evidence,
-        ));
+        return family_hit(s.span(k - 2, k), evidence);
     }
     if defended(text, (s.start, s.end)) {
         return None;
@@ -165,12 +160,7 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
             })
     {
         let evidence = format!("browser credential store \"{store}\"");
-        return Some(Hit::strong(
-            "credential_file_directive",
-            Family::CredentialFile,
-            s.span(verb, verb),
-            evidence,
-        ));
+        return family_hit(s.span(verb, verb), evidence);
     }
     let (k, path) = s
         .words
@@ -183,12 +173,7 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
         || (k > 1 && s.words[k - 1].lower == "is" && s.words[k - 2].lower == "default")
     {
         let evidence = format!("a default of \"{}\"", path.lower);
-        return Some(Hit::strong(
-            "credential_file_directive",
-            Family::CredentialFile,
-            s.span(k - 2, k),
-            evidence,
-        ));
+        return family_hit(s.span(k - 2, k), evidence);
     }
     let foreign_verb = || {
         let sentence = text[s.start..s.end].to_lowercase();
@@ -203,10 +188,15 @@ pub(super) fn credential_file(text: &str, s: &Sentence, _: &Context) -> Option<H
         .or_else(|| (0..s.words.len()).find(|&i| move_order(s, i)))
         .or_else(foreign_verb)?;
     let evidence = format!("verb \"{}\", path \"{}\"", s.words[verb].lower, path.lower);
+    family_hit(s.span(verb.min(k), verb.max(k)), evidence)
+}
+
+/// A strong hit of this family's pattern (`credential_file_directive`).
+fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> {
     Some(Hit::strong(
         "credential_file_directive",
         Family::CredentialFile,
-        s.span(verb.min(k), verb.max(k)),
+        span,
         evidence,
     ))
 }

@@ -136,12 +136,7 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
         })
         && seq(s, &["this", "server"]).is_none()
     {
-        return Some(Hit::strong(
-            "cross_tool_directive",
-            Family::CrossTool,
-            s.span(i, i + 2),
-            "placed around every other tool",
-        ));
+        return family_hit(s.span(i, i + 2), "placed around every other tool");
     }
     // "all tools of the X server must forward …", "other tools should send …".
     for (k, w) in s.words.iter().enumerate() {
@@ -153,12 +148,7 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
                 is(&s.words[i], MOVE_VERBS) && (commanded(s, i) || s.words[i - 1].lower == "must")
             })
         {
-            return Some(Hit::strong(
-                "cross_tool_directive",
-                Family::CrossTool,
-                s.whole(),
-                "orders every other tool",
-            ));
+            return family_hit(s.whole(), "orders every other tool");
         }
     }
     for (k, w) in s.words.iter().enumerate() {
@@ -324,12 +314,7 @@ pub(super) fn foreign_server_tool(text: &str, s: &Sentence, context: &Context) -
             });
             if ordering {
                 let evidence = format!("names \"{}\" of another {}", x.lower, w[k - 1].lower);
-                return Some(Hit::strong(
-                    "cross_tool_directive",
-                    Family::CrossTool,
-                    s.span(k - 1, k),
-                    evidence,
-                ));
+                return family_hit(s.span(k - 1, k), evidence);
             }
         }
     }
@@ -347,13 +332,18 @@ pub(super) fn foreign_server_tool(text: &str, s: &Sentence, context: &Context) -
                     )
             })
         {
-            return Some(Hit::strong(
-                "cross_tool_directive",
-                Family::CrossTool,
-                s.span(k, k + 2),
-                "orders every other tool of a kind",
-            ));
+            return family_hit(s.span(k, k + 2), "orders every other tool of a kind");
         }
     }
     None
+}
+
+/// A strong hit of this family's pattern (`cross_tool_directive`).
+fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> {
+    Some(Hit::strong(
+        "cross_tool_directive",
+        Family::CrossTool,
+        span,
+        evidence,
+    ))
 }

@@ -89,12 +89,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     for phrase in FROM_NOW {
         if seq(s, phrase).is_some() && (addressed_to_model(s) || any_order) {
             let evidence = format!("standing order \"{}\"", phrase.join(" "));
-            return Some(Hit::strong(
-                "model_directive",
-                Family::Directive,
-                s.whole(),
-                evidence,
-            ));
+            return family_hit(s.whole(), evidence);
         }
     }
     // Instructions set aside: "disregard the earlier policies", "previous rules are void".
@@ -105,12 +100,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         for j in i + 1..(i + 7).min(w.len()) {
             if is(&w[j], INSTRUCTION_NOUNS) && (i + 1..j).any(|k| is(&w[k], INSTRUCTION_OWNERS)) {
                 let evidence = format!("\"{}\" … \"{}\"", v.lower, w[j].lower);
-                return Some(Hit::strong(
-                    "model_directive",
-                    Family::Directive,
-                    s.span(i, j),
-                    evidence,
-                ));
+                return family_hit(s.span(i, j), evidence);
             }
         }
     }
@@ -151,12 +141,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 .take(4)
                 .find(|&k| is(&w[k], INSTRUCTION_OWNERS))
                 .unwrap_or(j);
-            return Some(Hit::strong(
-                "model_directive",
-                Family::Directive,
-                s.span(from.min(o), j.max(o)),
-                evidence,
-            ));
+            return family_hit(s.span(from.min(o), j.max(o)), evidence);
         }
     }
     for (j, noun) in w.iter().enumerate() {
@@ -181,12 +166,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
                 .any(|x| is(x, &void) || x.lower == "longer")
         {
             let evidence = format!("\"{} {}\" declared void", w[j - 1].lower, noun.lower);
-            return Some(Hit::strong(
-                "model_directive",
-                Family::Directive,
-                s.whole(),
-                evidence,
-            ));
+            return family_hit(s.whole(), evidence);
         }
     }
     // "you are now …", "your real task is …".
@@ -194,12 +174,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         .or_else(|| seq(s, &["you", "are", "no", "longer"]))
         .or_else(|| seq(s, &["you're", "now"]))
     {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, (i + 2).min(w.len() - 1)),
-            "identity reassigned",
-        ));
+        return family_hit(s.span(i, (i + 2).min(w.len() - 1)), "identity reassigned");
     }
     if let Some((i, j)) = s.pair(
         &["your"],
@@ -225,12 +200,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         )
     }) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "role reassigned",
-        ));
+        return family_hit(s.span(i, j), "role reassigned");
     }
     // A behaviour to adopt: "you will answer only in French", "respond exclusively in caps".
     for (i, v) in w.iter().enumerate() {
@@ -244,24 +214,14 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .any(|x| x.lower == "you" || is(x, MODEL_NAMES));
         if (marked && to_model) || (v.lower == "pretend") {
             let evidence = format!("behaviour \"{}\" ordered", v.lower);
-            return Some(Hit::strong(
-                "model_directive",
-                Family::Directive,
-                s.whole(),
-                evidence,
-            ));
+            return family_hit(s.whole(), evidence);
         }
         let only_in = w[i..(i + 6).min(w.len())]
             .windows(2)
             .any(|p| is(&p[0], &["only", "exclusively"]) && p[1].lower == "in");
         if marked && only_in {
             let evidence = format!("behaviour \"{}\" only in …", v.lower);
-            return Some(Hit::strong(
-                "model_directive",
-                Family::Directive,
-                s.whole(),
-                evidence,
-            ));
+            return family_hit(s.whole(), evidence);
         }
     }
     // An answer fixed in advance, whatever the evidence: "the summary states that the page is
@@ -335,12 +295,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
     });
     let forbids = w.iter().any(|x| is(x, &["don't", "not", "never"]));
     if against_evidence && scripted && !forbids {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.whole(),
-            "an answer fixed whatever the evidence",
-        ));
+        return family_hit(s.whole(), "an answer fixed whatever the evidence");
     }
     // "never the library they named": the user's choice replaced.
     if let Some(i) = (0..w.len()).find(|&i| is(&w[i], &["never", "not", "instead"]))
@@ -366,12 +321,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, &["always", "choose", "use", "install", "pick", "select"]))
     {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.whole(),
-            "the user's choice replaced",
-        ));
+        return family_hit(s.whole(), "the user's choice replaced");
     }
     // "stop following the user's preferences".
     if let Some((i, j)) = s.pair(
@@ -392,12 +342,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             &["user", "user's", "your", "the", "system", "previous", "its"],
         )
     }) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "stop following",
-        ));
+        return family_hit(s.span(i, j), "stop following");
     }
     // Steering and spin: "steer them toward X", "reword any headline … so it reads favourably".
     if let Some(i) = order(
@@ -456,12 +401,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         )
     }) {
         let evidence = format!("the model told to \"{}\" the answer", w[i].lower);
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.whole(),
-            evidence,
-        ));
+        return family_hit(s.whole(), evidence);
     }
     // A description the user is to be misled by: "describe the action as X rather than Y".
     if let Some(i) = order(
@@ -513,12 +453,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         })
     {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "tool text taken as instructions",
-        ));
+        return family_hit(s.span(i, j), "tool text taken as instructions");
     }
     if let Some((i, _)) = s.pair(
         &["whenever", "when", "if"],
@@ -540,12 +475,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         ) && commanded(s, j)
     }) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "a scripted answer when challenged",
-        ));
+        return family_hit(s.span(i, j), "a scripted answer when challenged");
     }
     if let Some(i) = (0..w.len()).find(|&i| {
         is(
@@ -589,12 +519,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         })
     {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, i + 2),
-            "a claim fixed in advance",
-        ));
+        return family_hit(s.span(i, i + 2), "a claim fixed in advance");
     }
     if let Some((i, j)) = s.pair(
         &[
@@ -624,12 +549,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         )
     }) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j + 1),
-            "limits lifted",
-        ));
+        return family_hit(s.span(i, j + 1), "limits lifted");
     }
     if let Some(i) = seq(s, &["you", "are", "a"])
         .or_else(|| seq(s, &["you", "are", "an"]))
@@ -651,12 +571,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             )
         })
     {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, (i + 3).min(w.len() - 1)),
-            "identity reassigned",
-        ));
+        return family_hit(s.span(i, (i + 3).min(w.len() - 1)), "identity reassigned");
     }
     if let Some((i, j)) = s.pair(&["in"], &["place", "lieu"], 0)
         && w.get(j + 1).is_some_and(|x| x.lower == "of")
@@ -664,12 +579,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .iter()
             .any(|x| is(x, INSTRUCTION_NOUNS) || is(x, &["operator", "system", "developer"]))
     {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "instructions replaced",
-        ));
+        return family_hit(s.span(i, j), "instructions replaced");
     }
     // "the model also removes …", "the assistant recommends …": the model as the subject of a
     // habit it is given (the sentence reader reads such a verb in its base form, as an order).
@@ -762,12 +672,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         ],
         5,
     ) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "instructions outranked",
-        ));
+        return family_hit(s.span(i, j), "instructions outranked");
     }
     if let Some((i, j)) = s.pair(
         &[
@@ -791,12 +696,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         ],
         4,
     ) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "the tool ranked above the user",
-        ));
+        return family_hit(s.span(i, j), "the tool ranked above the user");
     }
     if let Some(i) = order(
         s,
@@ -825,12 +725,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             || (is(&p[0], &["instructions", "commands", "orders"])
                 && is(&p[1], &["in", "from", "inside", "within"]))
     }) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.whole(),
-            "orders taken from the tool",
-        ));
+        return family_hit(s.whole(), "orders taken from the tool");
     }
     if let Some((i, j)) = s.pair(
         &["your"],
@@ -860,12 +755,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             ],
         )
     }) {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.span(i, j),
-            "role reassigned",
-        ));
+        return family_hit(s.span(i, j), "role reassigned");
     }
     // "You should advise … whenever …": a standing order to the model that is not a call.
     if let Some(i) = seq(s, &["you"])
@@ -875,12 +765,7 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
             .any(|x| is(x, &["whenever", "always", "regardless", "whatever"]))
         && !w.iter().skip(i + 1).take(4).any(|x| is(x, CALL_VERBS))
     {
-        return Some(Hit::strong(
-            "model_directive",
-            Family::Directive,
-            s.whole(),
-            "standing order to the model",
-        ));
+        return family_hit(s.whole(), "standing order to the model");
     }
     // "The assistant must …": addressed to the model; strong when it is a standing order.
     for (i, x) in w.iter().enumerate() {
@@ -984,4 +869,14 @@ pub(super) fn directive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
         }
     }
     None
+}
+
+/// A strong hit of this family's pattern (`model_directive`).
+fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> {
+    Some(Hit::strong(
+        "model_directive",
+        Family::Directive,
+        span,
+        evidence,
+    ))
 }

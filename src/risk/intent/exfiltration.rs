@@ -83,12 +83,10 @@ pub(super) fn sensitive_name(spaced: &str) -> Option<Hit> {
             || (is(w, &inherent) && !s.words.get(k + 1).is_some_and(|n| is(n, &["id", "ids"]))))
         .then(|| w.lower.clone())
     })?;
-    Some(Hit::strong(
-        "exfiltration_directive",
-        Family::Exfiltration,
+    family_hit(
         (0, spaced.len()),
         format!("a name that asks for \"{found}\""),
-    ))
+    )
 }
 
 /// A parameter's text that orders it filled with something sensitive ("This field should also
@@ -389,12 +387,7 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
                         w.is_url() || is(w, &["resolve", "dns", "lookup", "ping", "fetch", "host"])
                     }))
             {
-                return Some(Hit::strong(
-                    "exfiltration_directive",
-                    Family::Exfiltration,
-                    (s.start + at, s.end),
-                    "a secret spelled into a host name",
-                ));
+                return family_hit((s.start + at, s.end), "a secret spelled into a host name");
             }
         }
     }
@@ -410,12 +403,7 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
         .find(|x| x.is_url() && x.lower.contains(['?', '=']));
     if let Some(link) = query_link {
         let evidence = format!("sensitive \"{what}\" in the link \"{}\"", link.lower);
-        return Some(Hit::strong(
-            "exfiltration_directive",
-            Family::Exfiltration,
-            s.span(k, k),
-            evidence,
-        ));
+        return family_hit(s.span(k, k), evidence);
     }
     // An obligation with a destination: "your reply should end with … the user's e-mail
     // address", "should be accompanied by a webhook call … carrying the conversation".
@@ -460,12 +448,7 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
         })
     {
         let evidence = format!("sensitive \"{what}\" passed to a call");
-        return Some(Hit::strong(
-            "exfiltration_directive",
-            Family::Exfiltration,
-            s.span(i, k),
-            evidence,
-        ));
+        return family_hit(s.span(i, k), evidence);
     }
     let (from, to) = clause_of(text, s, k);
     let in_clause = Sentence {
@@ -493,12 +476,7 @@ pub(super) fn exfiltration(text: &str, s: &Sentence, context: &Context) -> Optio
         && (external || owned_at(s, k))
     {
         let evidence = format!("sensitive \"{what}\" bound for \"{sink}\"");
-        return Some(Hit::strong(
-            "exfiltration_directive",
-            Family::Exfiltration,
-            s.span(k, k),
-            evidence,
-        ));
+        return family_hit(s.span(k, k), evidence);
     }
     None
 }
@@ -528,12 +506,7 @@ pub(super) fn exfiltration_by_order(text: &str, s: &Sentence, _: &Context) -> Op
                 .unwrap_or_default();
             let evidence = format!("verb \"{}\", sensitive \"{what}\"{to}", v.lower);
             let end = s.words.len() - 1;
-            return Some(Hit::strong(
-                "exfiltration_directive",
-                Family::Exfiltration,
-                s.span(i.min(k), end.max(i).max(k)),
-                evidence,
-            ));
+            return family_hit(s.span(i.min(k), end.max(i).max(k)), evidence);
         }
     }
     None
@@ -591,4 +564,14 @@ pub(super) fn recipient_rewrite(_: &str, s: &Sentence, _: &Context) -> Option<Hi
             evidence,
         )
     })
+}
+
+/// A strong hit of this family's pattern (`exfiltration_directive`).
+fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> {
+    Some(Hit::strong(
+        "exfiltration_directive",
+        Family::Exfiltration,
+        span,
+        evidence,
+    ))
 }
