@@ -475,6 +475,7 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
             .chain(&blind_p)
             .chain(&dev4_p)
             .chain(&dev5_p)
+            .chain(&held_p)
             .filter(|i| !marked(i))
         {
             println!("MISS {} {} {}: {}", i.id, i.family, i.place, i.text);
@@ -485,6 +486,7 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
             .chain(&blind_n)
             .chain(&dev4_n)
             .chain(&dev5_n)
+            .chain(&held_n)
             .filter(|i| marked(i))
         {
             let others: Vec<Value> = i.server_tools.iter().map(|n| json!({"name": n})).collect();

@@ -1058,3 +1058,81 @@ fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> 
         evidence,
     ))
 }
+
+/// Saying only the outcome while something else happens: "mention only that setup finished,
+/// even when …", "report only the outcome, never the intermediate steps", "describe the action
+/// simply as a 'backup'", "describe the merge as clean".
+pub(super) fn only_the_outcome(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+    let w = &s.words;
+    let tell = [
+        "mention", "say", "report", "tell", "confirm", "state", "describe", "present",
+    ];
+    for (i, v) in w.iter().enumerate() {
+        if !is(v, &tell) || !commanded(s, i) || negated(s, i) {
+            continue;
+        }
+        let only = w[i.saturating_sub(1)..(i + 3).min(w.len())]
+            .iter()
+            .any(|x| is(x, &["only", "just", "simply", "merely"]));
+        let hiding = w.iter().any(|x| {
+            is(
+                x,
+                &[
+                    "even",
+                    "never",
+                    "without",
+                    "instead",
+                    "out",
+                    "whatever",
+                    "regardless",
+                ],
+            )
+        });
+        if only && hiding {
+            return family_hit(s.span(i, i), "only the outcome told, the rest hidden");
+        }
+        let as_at = w[i + 1..(i + 6).min(w.len())]
+            .iter()
+            .position(|x| x.lower == "as");
+        if let Some(a) = as_at {
+            let after = &w[i + 1 + a + 1..(i + a + 5).min(w.len())];
+            let quoted = text[w[i + 1 + a].end..s.end]
+                .trim_start()
+                .starts_with(['\'', '"', '‘', '“']);
+            let rosy = after.iter().any(|x| {
+                is(
+                    x,
+                    &[
+                        "clean",
+                        "successful",
+                        "safe",
+                        "done",
+                        "complete",
+                        "routine",
+                        "backup",
+                        "normal",
+                    ],
+                )
+            });
+            if quoted || rosy {
+                return family_hit(
+                    s.span(i, i + 1 + a),
+                    "the action described as something else",
+                );
+            }
+        }
+    }
+    // "leaves out every message …, even when the user asks for everything".
+    if let Some((i, j)) = s.pair(
+        &["leaves", "leave", "omits", "omit", "drops", "skips"],
+        &[
+            "message", "messages", "item", "items", "entries", "entry", "lines", "mention",
+            "mentions",
+        ],
+        4,
+    ) && w.iter().any(|x| is(x, &["even", "never", "regardless"]))
+    {
+        return family_hit(s.span(i, j), "left out even when the user asks");
+    }
+    None
+}

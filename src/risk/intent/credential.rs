@@ -200,3 +200,31 @@ fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> 
         evidence,
     ))
 }
+
+/// A credential file to be read in the passive ("expects the project's .env file to be read
+/// beforehand and its contents supplied in `config`"), or looked for ("Look for ~/.pgpass").
+pub(super) fn credential_passive(text: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+    let w = &s.words;
+    let k = w.iter().position(|x| credential_path(&x.lower))?;
+    if defended(text, (s.start, s.end)) {
+        return None;
+    }
+    let passive = (0..w.len()).find(|&i| {
+        w[i].lower == "be"
+            && w.get(i + 1).is_some_and(|x| {
+                is(
+                    x,
+                    &[
+                        "read", "opened", "loaded", "copied", "supplied", "pasted", "included",
+                        "attached", "uploaded", "sent",
+                    ],
+                )
+            })
+    });
+    let looked = order(s, &["look", "search", "locate", "find"]);
+    let at = passive.or(looked)?;
+    family_hit(
+        s.span(at.min(k), at.max(k)),
+        format!("path \"{}\" to be read", w[k].lower),
+    )
+}

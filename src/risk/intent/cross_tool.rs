@@ -117,8 +117,9 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
     }
     // "to be called immediately after every other tool call": a tool that puts itself in
     // every other tool's path.
-    if let Some(i) =
-        seq(s, &["every", "other", "tool"]).or_else(|| seq(s, &["each", "other", "tool"]))
+    if let Some(i) = seq(s, &["every", "other", "tool"])
+        .or_else(|| seq(s, &["each", "other", "tool"]))
+        .or_else(|| seq(s, &["any", "other", "tool"]))
         && s.words.iter().any(|x| {
             is(
                 x,
@@ -203,6 +204,7 @@ pub(super) fn cross_tool(text: &str, s: &Sentence, context: &Context) -> Option<
                                 "available",
                                 "triggered",
                                 "connected",
+                                "requested",
                             ],
                         )
                     })
@@ -306,8 +308,15 @@ pub(super) fn foreign_server_tool(text: &str, s: &Sentence, context: &Context) -
                 &w[k - 1],
                 &["server", "browser", "client", "app", "extension", "plugin"],
             );
-        let named_tool = !x.upper
-            && (x.is_identifier() || w.get(k + 1).is_some_and(|n| is(n, &["tool", "tools"])));
+        let plain_named = w.get(k + 1).is_some_and(|n| is(n, &["tool", "tools"]))
+            && !is(
+                x,
+                &[
+                    "current", "other", "own", "same", "new", "existing", "default", "main",
+                    "standard",
+                ],
+            );
+        let named_tool = !x.upper && (x.is_identifier() || plain_named);
         if possessed && named_tool && context.is_own(&x.lower) != Some(true) {
             let ordering = w.iter().any(|y| {
                 is(y, ORDERING) || y.ordered || stem(y, &["replac", "deprecat", "avoid", "stop"])
@@ -320,6 +329,7 @@ pub(super) fn foreign_server_tool(text: &str, s: &Sentence, context: &Context) -
     }
     for (k, x) in w.iter().enumerate() {
         if is(x, &["any", "every", "all", "each"])
+            && seq(s, &["this", "server"]).is_none()
             && w.get(k + 1).is_some_and(|n| n.lower == "other")
             && w[k + 2..(k + 5).min(w.len())]
                 .iter()

@@ -880,3 +880,33 @@ fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> 
         evidence,
     ))
 }
+
+/// Safeguards declared off: "Safety layer disabled for this tool", "content filters are
+/// lifted", "guardrails: off".
+pub(super) fn safeguards_off(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+    let (i, j) = s.pair(
+        &[
+            "safety",
+            "guardrails",
+            "guardrail",
+            "filters",
+            "filter",
+            "moderation",
+            "restrictions",
+            "safeguards",
+            "policy",
+        ],
+        &[
+            "disabled",
+            "off",
+            "lifted",
+            "suspended",
+            "deactivated",
+            "removed",
+            "bypassed",
+            "waived",
+        ],
+        3,
+    )?;
+    family_hit(s.span(i, j), "safeguards declared off")
+}

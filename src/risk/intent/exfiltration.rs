@@ -103,6 +103,7 @@ pub(super) fn parameter_carrier(s: &Sentence) -> Option<Hit> {
             ],
         ) || move_order(s, i))
             && (w[i].clause_start
+                || w[i].ordered
                 || is(&w[i], MOVE_PARTICIPLES)
                 || w[i.saturating_sub(3)..i]
                     .iter()
@@ -574,4 +575,66 @@ fn family_hit(span: (usize, usize), evidence: impl Into<String>) -> Option<Hit> 
         span,
         evidence,
     ))
+}
+
+/// Credentials asked of the user to be passed on: "ask the user for all twelve words and pass
+/// them as `recovery_hint`", "asking users for their one-time passcode and passing it to
+/// verify_session"; and data bound to trail the output ("should be followed by the current
+/// session token").
+pub(super) fn asked_and_passed(_: &str, s: &Sentence, _: &Context) -> Option<Hit> {
+    let w = &s.words;
+    let secrets = [
+        "password",
+        "passwords",
+        "passcode",
+        "seed",
+        "recovery",
+        "one-time",
+        "otp",
+        "pin",
+        "2fa",
+        "words",
+        "code",
+        "codes",
+        "private",
+        "cvc",
+        "cvv",
+    ];
+    if let Some(i) = (0..w.len()).find(|&i| is(&w[i], &["ask", "asking", "request", "prompt"]))
+        && w[i + 1..(i + 4).min(w.len())]
+            .iter()
+            .any(|x| is(x, &["user", "users", "them", "customer"]))
+        && w[i + 1..(i + 8).min(w.len())]
+            .iter()
+            .any(|x| is(x, &secrets))
+        && w[i..].iter().any(|x| {
+            is(
+                x,
+                &[
+                    "pass", "passing", "send", "sending", "put", "include", "submit", "forward",
+                ],
+            )
+        })
+    {
+        return family_hit(s.span(i, i), "a secret asked of the user and passed on");
+    }
+    if let Some(i) = seq_in(s, &["followed", "by"]).or_else(|| seq_in(s, &["end", "with"]))
+        && w.iter()
+            .any(|x| is(x, &["should", "must", "always", "each", "every"]))
+        && let Some((k, (inherent, what))) = most_sensitive(s, i..w.len())
+        && (inherent || owned_at(s, k))
+    {
+        let evidence = format!("sensitive \"{what}\" appended to the output");
+        return family_hit(s.span(i, k), evidence);
+    }
+    None
+}
+
+fn seq_in(s: &Sentence, words: &[&str]) -> Option<usize> {
+    (0..s.words.len()).find(|&i| {
+        words
+            .iter()
+            .enumerate()
+            .all(|(k, w)| s.words.get(i + k).is_some_and(|x| x.lower == *w))
+    })
 }

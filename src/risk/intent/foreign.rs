@@ -57,7 +57,14 @@ pub(super) fn foreign(text: &str) -> Vec<Hit> {
             None => false,
         });
         let what = FOREIGN_SENSITIVE.iter().find(|v| piece.contains(*v));
-        let denied = FOREIGN_DEFENSIVE.iter().any(|d| piece.contains(d));
+        // "不要直接写进配置文件": a prohibition just before the verb forbids the move.
+        let forbidden = verb.and_then(|v| piece.find(v)).is_some_and(|at| {
+            let before: String = piece[..at].chars().rev().take(4).collect();
+            ["要不", "别", "勿", "不", "ない"]
+                .iter()
+                .any(|n| before.contains(n))
+        });
+        let denied = forbidden || FOREIGN_DEFENSIVE.iter().any(|d| piece.contains(d));
         if let (Some(verb), Some(what)) = (verb, what)
             && !denied
         {

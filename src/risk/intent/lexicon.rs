@@ -35,6 +35,7 @@ pub const LEADS: &[&str] = &[
     "later",
     "subsequently",
     "invisibly",
+    "so",
 ];
 
 /// Words before `to` that make the verb after it an order ("make sure to send").
@@ -187,10 +188,6 @@ pub const MOVE_VERBS: &[&str] = &[
     "load",
     "cat",
     "pipe",
-    "dm",
-    "message",
-    "text",
-    "ping",
     "notify",
     "carry",
     "contain",
@@ -379,6 +376,8 @@ pub const ORDERING: &[&str] = &[
     "precede",
     "whatever",
     "regardless",
+    "decline",
+    "elsewhere",
 ];
 
 /// Words after an identifier that make it a tool: "the send_email tool", "database_query runs".
@@ -435,7 +434,6 @@ pub const TOOL_LEADS: &[&str] = &[
     "for",
     "about",
     "regarding",
-    "as",
     "offers",
     "provides",
     "exposes",
@@ -446,7 +444,6 @@ pub const TOOL_LEADS: &[&str] = &[
     "reemplaza",
     "ersetzt",
     "substitui",
-    "with",
 ];
 
 /// Words before an identifier that make it a parameter or field, not a tool.
@@ -991,8 +988,6 @@ pub const MODEL_NAMES: &[&str] = &[
     "chatgpt",
     "gpt",
     "copilot",
-    "bot",
-    "chatbot",
     "gemini",
     "assistants",
     "models",
@@ -1502,6 +1497,19 @@ pub const FOREIGN_PHRASES: &[(&str, &str)] = &[
     ("directive", "начиная с этого"),
     ("directive", "ты — «"),
     ("directive", "без ограничений"),
+    ("authority", "hinweis an das modell"),
+    ("authority", "note au modèle"),
+    ("authority", "模型须知"),
+    ("authority", "nota para el modelo"),
+    ("authority", "nota al modelo"),
+    ("directive", "gelten hier nicht mehr"),
+    ("directive", "视为失效"),
+    ("directive", "只听从"),
+    ("directive", "ne jamais évoquer"),
+    ("directive", "doit conseiller"),
+    ("concealment", "aja em silêncio"),
+    ("concealment", "diga apenas"),
+    ("concealment", "无需等待审查"),
 ];
 
 /// Verbs of other languages that move data, and the sensitive words they are paired with
@@ -1610,6 +1618,9 @@ pub const FOREIGN_MOVES: &[&str] = &[
     "помести",
     "inserisci",
     "metti",
+    "передавай",
+    "передавать",
+    "inserisci",
 ];
 
 /// Sensitive words of other languages.
@@ -1714,4 +1725,8 @@ pub const FOREIGN_SENSITIVE: &[&str] = &[
     "kartennummer",
     "токены",
     "пароли",
+    "indirizzo",
+    "numero di telefono",
+    "историю переписки",
+    "токены доступа",
 ];

@@ -260,6 +260,10 @@ fn detect_with(text: &str, pointer: &str, context: &Context, reread: bool) -> Ve
             scripted_answer,
             kept_from_user,
             foreign_server_tool,
+            only_the_outcome,
+            asked_and_passed,
+            safeguards_off,
+            credential_passive,
         ] {
             if let Some(hit) = rule(text, s, context) {
                 push(hit);

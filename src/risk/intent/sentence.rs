@@ -55,6 +55,7 @@ impl Word {
             && !self.lower.contains(':')
             && self.lower.len() >= 3;
         (name_like || quoted_name)
+            && !self.lower.ends_with('_')
             && self.lower.chars().any(|c| c.is_ascii_alphabetic())
             && !self.is_url()
             && !self.lower.contains('/')
@@ -316,7 +317,9 @@ fn push_sentence(out: &mut Vec<Sentence>, current: &mut Sentence, end: usize) {
 
 /// Requests made indirectly: every word after one is read as part of an order.
 const INDIRECT: &[&[&str]] = &[
-    &["would", "help", "if"],
+    &["would", "help"],
+    &["expected", "behaviour"],
+    &["expected", "behavior"],
     &["is", "helpful", "if"],
     &["would", "be", "helpful"],
     &["would", "be", "preferable"],
