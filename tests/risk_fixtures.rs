@@ -412,11 +412,12 @@ fn measure(name: &str, positives: &[&Labelled], negatives: &[&Labelled]) -> Vec<
     missed_targets
 }
 
-/// The figures of docs/risk.md. The rules were tuned on four development sets (the first
-/// pair, then `_fresh`, `_blind` and `_blind2`, each measured once before it was used for
-/// tuning, see the corpus README), where issue 46's targets are asserted; `_blind3`, written
-/// by a writer who saw neither the rules nor any other corpus text and never used for tuning,
-/// is the held-out measure, asserted against a floor at its measured level.
+/// The figures of docs/risk.md. The rules were tuned on six development sets (the first pair,
+/// then `_fresh`, `_blind`, `_blind2`, `_blind3` and `_blind4`, each measured once before it
+/// was used for tuning, see the corpus README); issue 46's targets are asserted on the first
+/// four, floors at the measured level on the last two. `_blind5`, written by a writer who saw
+/// neither the rules nor any other corpus text and never used for tuning, is the held-out
+/// measure, asserted against a floor at its measured level.
 #[test]
 fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
     let (positives, negatives) = (corpus("positives.jsonl"), corpus("hard_negatives.jsonl"));
@@ -436,16 +437,21 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
         corpus("positives_blind3.jsonl"),
         corpus("hard_negatives_blind3.jsonl"),
     );
-    let (held_p, held_n) = (
+    let (dev6_p, dev6_n) = (
         corpus("positives_blind4.jsonl"),
         corpus("hard_negatives_blind4.jsonl"),
+    );
+    let (held_p, held_n) = (
+        corpus("positives_blind5.jsonl"),
+        corpus("hard_negatives_blind5.jsonl"),
     );
     assert!(positives.len() >= 250 && negatives.len() >= 200);
     assert!(fresh_p.len() >= 150 && fresh_n.len() >= 120);
     assert!(blind_p.len() >= 150 && blind_n.len() >= 150);
     assert!(dev4_p.len() >= 150 && dev4_n.len() >= 150);
     assert!(dev5_p.len() >= 150 && dev5_n.len() >= 200);
-    assert!(held_p.len() >= 150 && held_n.len() >= 200);
+    assert!(dev6_p.len() >= 150 && dev6_n.len() >= 200);
+    assert!(held_p.len() >= 120 && held_n.len() >= 150);
     let mut dev = measure("development 1", &refs(&positives), &refs(&negatives));
     dev.extend(measure(
         "development 2 (fresh)",
@@ -465,7 +471,9 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
     // The fifth set was tuned on last, and only part way: its figures are floors, not targets.
     let dev5 = measure("development 5 (blind3)", &refs(&dev5_p), &refs(&dev5_n));
     println!("development 5, issue 46 targets missed: {dev5:?}");
-    let held = measure("held out (blind4)", &refs(&held_p), &refs(&held_n));
+    let dev6 = measure("development 6 (blind4)", &refs(&dev6_p), &refs(&dev6_n));
+    println!("development 6, issue 46 targets missed: {dev6:?}");
+    let held = measure("held out (blind5)", &refs(&held_p), &refs(&held_n));
     // `CORPUS_DUMP=1 cargo test --test risk_fixtures the_scanner -- --nocapture` lists every miss
     // and false marker, for the next round of rules (of the development sets only).
     if std::env::var_os("CORPUS_DUMP").is_some() {
@@ -475,7 +483,7 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
             .chain(&blind_p)
             .chain(&dev4_p)
             .chain(&dev5_p)
-            .chain(&held_p)
+            .chain(&dev6_p)
             .filter(|i| !marked(i))
         {
             println!("MISS {} {} {}: {}", i.id, i.family, i.place, i.text);
@@ -486,7 +494,7 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
             .chain(&blind_n)
             .chain(&dev4_n)
             .chain(&dev5_n)
-            .chain(&held_n)
+            .chain(&dev6_n)
             .filter(|i| marked(i))
         {
             let others: Vec<Value> = i.server_tools.iter().map(|n| json!({"name": n})).collect();
@@ -507,7 +515,8 @@ fn the_scanner_meets_its_targets_on_the_held_out_corpus() {
     // falling while the rules improve.
     for (name, positives, negatives, min_recall, max_false) in [
         ("development 5", &dev5_p, &dev5_n, 0.80, 0.02),
-        ("held out", &held_p, &held_n, 0.78, 0.06),
+        ("development 6", &dev6_p, &dev6_n, 0.92, 0.01),
+        ("held out", &held_p, &held_n, 0.86, 0.045),
     ] {
         let english = positives.iter().filter(|i| i.lang == "en");
         let (recall, _, _) = share(english, marked);
