@@ -29,6 +29,11 @@ pub(super) const DANGEROUS_COMMANDS: &[&str] = &[
 
 pub(super) fn command(text: &str, prose: bool) -> Option<Hit> {
     let lower = text.to_ascii_lowercase();
+    // Most texts hold no command at all: one look before any sentence is read.
+    let fetches = FETCH_COMMANDS.iter().any(|c| lower.contains(c));
+    if !fetches && !DANGEROUS_COMMANDS.iter().any(|d| lower.contains(d)) {
+        return None;
+    }
     if let Some(danger) = DANGEROUS_COMMANDS.iter().find(|d| lower.contains(*d))
         && sentences(text).iter().any(|s| {
             order(

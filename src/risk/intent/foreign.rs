@@ -8,6 +8,11 @@ pub(super) static FOREIGN: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>
         aho_corasick::AhoCorasick::new(FOREIGN_PHRASES.iter().map(|(_, phrase)| phrase)).ok()
     });
 
+/// One automaton over the move verbs of other languages: most texts have none, and are done
+/// with in one pass.
+static FOREIGN_MOVE_FINDER: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+    std::sync::LazyLock::new(|| aho_corasick::AhoCorasick::new(FOREIGN_MOVES).ok());
+
 pub(super) fn foreign(text: &str) -> Vec<Hit> {
     let lower = text.to_lowercase();
     let mut hits = Vec::new();
@@ -41,10 +46,10 @@ pub(super) fn foreign(text: &str) -> Vec<Hit> {
             }
         }
     }
-    if lower.is_ascii()
-        && !lower.contains(['ä', 'ö', 'ü'])
-        && FOREIGN_MOVES.iter().all(|v| !lower.contains(v))
-    {
+    let any_move = FOREIGN_MOVE_FINDER
+        .as_ref()
+        .is_none_or(|finder| finder.is_match(&lower));
+    if !any_move {
         return hits;
     }
     for piece in lower

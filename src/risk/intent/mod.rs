@@ -189,6 +189,11 @@ const READ_TAIL: usize = 8 * 1024;
 /// obfuscation undone (never a second).
 fn detect_with(text: &str, pointer: &str, context: &Context, reread: bool) -> Vec<Hit> {
     let prose = is_prose(pointer);
+    // Two words cannot give an order the rules read ("Repository owner", "Page number"); a
+    // name is read below, spaced out, and scripts written without spaces are read whole.
+    if prose && text.is_ascii() && text.split_whitespace().nth(2).is_none() {
+        return Vec::new();
+    }
     let in_parameter = pointer.contains("/properties/");
     let mut hits: Vec<Hit> = Vec::new();
     let mut push = |hit: Hit| {
