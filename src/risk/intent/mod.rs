@@ -21,6 +21,8 @@
 //! Hits are strong (a marker on their own) or weak (a marker only beside another family or
 //! another marker of the text; alone, an advisory). Pure: no I/O.
 
+// The word lists are laid out many to a line, as written, not one per line.
+#[rustfmt::skip]
 mod lexicon;
 pub mod sentence;
 
